@@ -1,0 +1,140 @@
+// All of the pipeline's I/O. Activities are idempotent: submit adopts a job that already has its
+// deterministic name, undo operations treat "already gone" as done.
+import { Context, ApplicationFailure, CancelledFailure } from '@temporalio/activity';
+import { existsSync, mkdirSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import { LocalJobBackend } from '../backends/local-jobs.js';
+import { LocalServingBackend } from '../backends/local-serving.js';
+import { applyRetention, latestValidCheckpoint } from '../backends/checkpoints.js';
+import { builtinCommand } from '../runtime/programs.js';
+import { durationMs } from '../spec/duration.js';
+import { classifyJobState, FAILURES, type JobRef, type JobStatus } from '../spec/outcome.js';
+import { resolveBackend, type BackendMap } from './runtimes.js';
+import { checkReadiness } from './readiness.js';
+import type { AwaitJobInput, CatalogEntry, CatalogInput, DeployInput, Deployment, ReadinessInput, ReadinessResult, SubmitJobInput } from './types.js';
+
+export interface ActivityConfig {
+  /** Root of the local runtime's state: jobs, run directories, deployments, the catalog. */
+  home: string;
+  /** Extra backends (Slurm, Kubernetes) keyed by runtime; the local one is always present. */
+  backends?: BackendMap;
+  /** Starting delay of the status-polling backoff. */
+  pollInitialMs?: number;
+}
+
+export function runDirs(home: string, runId: string) {
+  const safe = runId.replace(/[^A-Za-z0-9._-]+/g, '_');
+  const root = join(home, 'runs', safe);
+  return { root, data: join(root, 'data'), checkpoints: join(root, 'checkpoints'), catalog: join(root, 'catalog.json') };
+}
+
+function readCatalog(file: string): CatalogEntry[] {
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as CatalogEntry[]) : [];
+}
+
+function writeCatalog(file: string, entries: CatalogEntry[]): void {
+  writeFileSync(`${file}.tmp`, JSON.stringify(entries, null, 2));
+  renameSync(`${file}.tmp`, file);
+}
+
+export function createActivities(config: ActivityConfig) {
+  const local = new LocalJobBackend(config.home);
+  const serving = new LocalServingBackend(config.home);
+  const backends: BackendMap = { local, ...config.backends };
+  const pollInitialMs = config.pollInitialMs ?? 200;
+  const backendOf = (ref: JobRef) => resolveBackend(backends, ref.runtime, ref.name);
+
+  return {
+    async submitJob(input: SubmitJobInput): Promise<JobRef> {
+      const backend = resolveBackend(backends, input.runtime, input.stage);
+      const dirs = runDirs(config.home, input.runId);
+      mkdirSync(dirs.data, { recursive: true });
+      mkdirSync(dirs.checkpoints, { recursive: true });
+      const env: Record<string, string> = {
+        ...input.env,
+        TANDEM_RUN_ID: input.runId,
+        TANDEM_STAGE: input.stage,
+        TANDEM_DATA_DIR: dirs.data,
+        TANDEM_CHECKPOINT_DIR: dirs.checkpoints,
+      };
+      for (const [k, v] of Object.entries(input.params)) env[`TANDEM_${k.toUpperCase()}`] = String(v);
+      const existing = await backend.findByName(input.name);
+      if (existing) return existing;
+      return backend.submit({
+        name: input.name,
+        command: input.command ?? builtinCommand(input.stage),
+        env,
+        resources: input.resources,
+        walltimeMs: durationMs(input.resources.walltime),
+      });
+    },
+
+    /** Polls until the job ends, heartbeating its state; a retried attempt re-attaches to the same job. */
+    async awaitJob({ ref, pollMaxMs = 64_000 }: AwaitJobInput): Promise<JobStatus> {
+      const ctx = Context.current();
+      const backend = backendOf(ref);
+      if (ctx.info.attempt > 1) ctx.log.info('re-attaching to job after a worker or observation failure', { jobId: ref.jobId, attempt: ctx.info.attempt });
+      let delay = pollInitialMs;
+      for (;;) {
+        let st: JobStatus | undefined;
+        try {
+          st = await backend.status(ref.jobId);
+        } catch (e) {
+          // Could not observe: never a job failure. Keep watching with backoff.
+          ctx.log.warn('job status unavailable', { jobId: ref.jobId, error: (e as Error).message });
+        }
+        ctx.heartbeat(st ? { state: st.state, progress: st.progress } : { state: 'UNKNOWN' });
+        if (st && classifyJobState(st.state) !== 'active') return st;
+        if (st?.state === 'RUNNING') delay = Math.min(delay, 1000); // keep progress fresh while it runs
+        try {
+          await ctx.sleep(delay);
+        } catch (e) {
+          if (e instanceof CancelledFailure) ctx.log.info('stopped watching job (cancelled)', { jobId: ref.jobId });
+          throw e;
+        }
+        delay = Math.min(delay * 2, pollMaxMs);
+      }
+    },
+
+    async cancelJob(ref: JobRef): Promise<void> {
+      await backendOf(ref).cancel(ref.jobId);
+    },
+
+    async catalogCheckpoint({ runId, verify, keep }: CatalogInput): Promise<CatalogEntry> {
+      const dirs = runDirs(config.home, runId);
+      const { latest, skipped } = await latestValidCheckpoint(dirs.checkpoints, verify);
+      if (!latest) {
+        throw ApplicationFailure.create({
+          ...FAILURES.NoValidCheckpoint,
+          message: `no valid checkpoint under ${dirs.checkpoints}${skipped.length ? `: ${skipped.map((s) => `${s.path}: ${s.reason}`).join('; ')}` : ' (training wrote none)'}`,
+        });
+      }
+      const removed = applyRetention(dirs.checkpoints, keep, latest.path);
+      const entry: CatalogEntry = { runId, path: latest.path, step: latest.step, job: latest.manifest.job, site: latest.manifest.site, created: latest.manifest.created, metrics: latest.manifest.metrics, skipped, removed };
+      writeCatalog(dirs.catalog, [...readCatalog(dirs.catalog).filter((e) => e.path !== entry.path), entry]);
+      return entry;
+    },
+
+    async withdrawCheckpoint({ runId, path }: { runId: string; path: string }): Promise<void> {
+      const dirs = runDirs(config.home, runId);
+      writeCatalog(dirs.catalog, readCatalog(dirs.catalog).filter((e) => e.path !== path));
+    },
+
+    async deployModel(input: DeployInput): Promise<Deployment> {
+      if (input.runtime !== 'auto' && input.runtime !== 'local') {
+        throw ApplicationFailure.create({ ...FAILURES.RuntimeUnavailable, message: `stage deploy asks for runtime "${input.runtime}", but this worker serves models only on the local runtime. Set stages.deploy.runtime to "local" or "auto".` });
+      }
+      return serving.deploy({ name: input.name, model: input.model, checkpoint: input.checkpoint, command: input.command, env: input.env });
+    },
+
+    async awaitReadiness(input: ReadinessInput): Promise<ReadinessResult> {
+      return checkReadiness(input, Context.current());
+    },
+
+    async undeployModel({ name }: { runtime: string; name: string }): Promise<void> {
+      await serving.undeploy(name);
+    },
+  };
+}
+
+export type TandemActivities = ReturnType<typeof createActivities>;

@@ -1,0 +1,58 @@
+// Readiness gates for a model endpoint, in vLLM's order: /health answers 200 (refused or 503 while
+// the engine boots), /v1/models lists the expected id, then a smoke completion returns text.
+import { ApplicationFailure, type Context } from '@temporalio/activity';
+import { FAILURES } from '../spec/outcome.js';
+import type { ReadinessInput, ReadinessResult } from './types.js';
+
+type Gate = 'health' | 'models' | 'completion';
+
+async function fetchJson(url: string, init?: RequestInit): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(5000) });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    /* not JSON: keep the text for the error message */
+  }
+  return { status: res.status, body };
+}
+
+export async function checkReadiness({ deployment, prompt, timeoutMs }: ReadinessInput, ctx: Pick<Context, 'heartbeat' | 'sleep'>): Promise<ReadinessResult> {
+  const deadline = Date.now() + timeoutMs;
+  let gate: Gate = 'health';
+  let last = 'no answer yet';
+  let models: string[] = [];
+  for (;;) {
+    try {
+      if (gate === 'health') {
+        const r = await fetchJson(`${deployment.endpoint}/health`);
+        last = `/health answered ${r.status}`;
+        if (r.status === 200) gate = 'models';
+      }
+      if (gate === 'models') {
+        const r = await fetchJson(`${deployment.endpoint}/v1/models`);
+        models = ((r.body as { data?: { id: string }[] }).data ?? []).map((m) => m.id);
+        last = `/v1/models answered ${r.status} listing [${models.join(', ')}]`;
+        if (r.status === 200 && models.includes(deployment.model)) gate = 'completion';
+      }
+      if (gate === 'completion') {
+        const r = await fetchJson(`${deployment.endpoint}/v1/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: deployment.model, prompt, max_tokens: 16 }),
+        });
+        const text = (r.body as { choices?: { text?: string }[] }).choices?.[0]?.text;
+        if (r.status === 200 && typeof text === 'string' && text.trim().length > 0) return { completion: text.trim(), models };
+        last = `smoke completion answered ${r.status}: ${JSON.stringify(r.body).slice(0, 200)}`;
+      }
+    } catch (e) {
+      last = `${gate} check: ${(e as Error).cause instanceof Error ? ((e as Error).cause as Error).message : (e as Error).message}`;
+    }
+    ctx.heartbeat({ gate, last });
+    if (Date.now() > deadline) {
+      throw ApplicationFailure.create({ ...FAILURES.GateFailed, message: `deployment ${deployment.name} not ready after ${Math.round(timeoutMs / 1000)}s: failed gate "${gate}" (${last})` });
+    }
+    await ctx.sleep(250);
+  }
+}

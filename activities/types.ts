@@ -1,0 +1,74 @@
+// Activity inputs and outputs shared with workflows (import type only from workflows/).
+import type { Resources, Runtime } from '../spec/pipeline.js';
+import type { JobRef, JobStatus } from '../spec/outcome.js';
+
+export interface SubmitJobInput {
+  /** The pipeline's workflow id: the key of its run directory. */
+  runId: string;
+  stage: 'preprocess' | 'train';
+  name: string;
+  runtime: Runtime;
+  command?: string[];
+  env?: Record<string, string>;
+  resources: Resources;
+  /** Stage parameters, passed to the program as TANDEM_<NAME> environment variables. */
+  params: Record<string, string | number>;
+}
+
+export interface AwaitJobInput {
+  ref: JobRef;
+  /** Upper bound of the polling backoff (it starts at 200 ms and doubles). */
+  pollMaxMs?: number;
+}
+
+export interface CatalogInput {
+  runId: string;
+  verify: boolean;
+  keep: number;
+}
+
+export interface CatalogEntry {
+  runId: string;
+  path: string;
+  step: number;
+  job: string;
+  site: string;
+  created: string;
+  metrics?: Record<string, number>;
+  /** Newer checkpoints that were not valid, and why. */
+  skipped: { path: string; reason: string }[];
+  /** Checkpoints removed by retention. */
+  removed: string[];
+}
+
+export interface DeployInput {
+  runId: string;
+  name: string;
+  runtime: Runtime;
+  model: string;
+  checkpoint: string;
+  command?: string[];
+  env?: Record<string, string>;
+}
+
+export interface Deployment {
+  runtime: 'local' | 'kubernetes';
+  name: string;
+  endpoint: string;
+  model: string;
+  checkpoint: string;
+  adopted: boolean;
+}
+
+export interface ReadinessInput {
+  deployment: Deployment;
+  prompt: string;
+  timeoutMs: number;
+}
+
+export interface ReadinessResult {
+  completion: string;
+  models: string[];
+}
+
+export type { JobRef, JobStatus };

@@ -1,0 +1,22 @@
+import type { Resources } from '../spec/pipeline.js';
+import type { JobRef, JobStatus } from '../spec/outcome.js';
+
+export interface JobRequest {
+  /** Deterministic name, e.g. tandem-<workflowId>-<stage>-<attempt>; the idempotency key. */
+  name: string;
+  command: string[];
+  env: Record<string, string>;
+  resources: Resources;
+  /** Walltime in ms; the backend stops the job with TIMEOUT beyond it. */
+  walltimeMs: number;
+}
+
+/** One interface per kind of batch system: local processes, Slurm (FirecREST/slurmrestd), Kubernetes Jobs. */
+export interface JobBackend {
+  readonly runtime: JobRef['runtime'];
+  findByName(name: string): Promise<JobRef | undefined>;
+  submit(request: JobRequest): Promise<JobRef>;
+  status(jobId: string): Promise<JobStatus>;
+  /** Idempotent: cancelling a finished or unknown job is not an error. */
+  cancel(jobId: string): Promise<void>;
+}

@@ -1,0 +1,138 @@
+// The PipelineSpec: the one description of a hybrid pipeline shared by the SDK, CLI, workflows and
+// activities. Sandbox-safe (zod only) because workflows import it.
+import { z } from 'zod';
+import { parseDuration } from './duration.js';
+
+export const RUNTIMES = ['auto', 'local', 'slurm', 'kubernetes'] as const;
+export const QOS_CLASSES = ['gold', 'silver', 'bronze'] as const;
+export const STAGES = ['preprocess', 'train', 'checkpoint', 'deploy'] as const;
+export type StageName = (typeof STAGES)[number];
+
+const dnsLabel = z
+  .string()
+  .min(1)
+  .max(40)
+  .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'must be lower-case letters, digits and "-" (a DNS label)');
+
+const duration = z
+  .union([z.string(), z.number()])
+  .refine((v) => parseDuration(v) !== undefined, { message: 'must be a duration such as "90s", "5m", "1h30m" or a number of seconds' });
+
+// Slurm and Kubernetes names both reject shell metacharacters; refusing them here keeps every backend safe.
+const safeName = z.string().regex(/^[A-Za-z0-9._:+-]+$/, 'may contain only letters, digits and . _ : + -');
+
+export const RetrySchema = z
+  .object({
+    maxAttempts: z.number().int().min(1).max(50),
+    initialInterval: duration,
+    backoffCoefficient: z.number().min(1).max(10),
+    maximumInterval: duration,
+  })
+  .partial()
+  .strict();
+
+export const ResourcesSchema = z
+  .object({
+    nodes: z.number().int().min(1).max(10_000).default(1),
+    tasksPerNode: z.number().int().min(1).max(1024).default(1),
+    cpusPerTask: z.number().int().min(1).max(1024).default(1),
+    gpusPerNode: z.number().int().min(0).max(64).default(0),
+    memoryMB: z.number().int().min(16).max(16 * 1024 * 1024).default(1024),
+    walltime: duration.default('1h'),
+    partition: safeName.optional(),
+    account: safeName.optional(),
+    constraint: z.string().regex(/^[A-Za-z0-9_&|()\[\]*:,-]+$/, 'must be a Slurm constraint expression').optional(),
+    reservation: safeName.optional(),
+  })
+  .strict();
+
+const command = z.array(z.string().min(1)).min(1, 'must name a program').optional();
+const env = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'), z.string()).optional();
+
+const jobStage = {
+  runtime: z.enum(RUNTIMES).default('auto'),
+  resources: ResourcesSchema.prefault({}),
+  /** Program and arguments; defaults to Tandem's built-in step for the stage. */
+  command,
+  env,
+  retry: RetrySchema.optional(),
+};
+
+export const PreprocessSchema = z
+  .object({
+    ...jobStage,
+    samples: z.number().int().min(10).max(10_000_000).default(2000),
+    features: z.number().int().min(1).max(4096).default(8),
+    seed: z.number().int().default(42),
+  })
+  .strict();
+
+export const TrainSchema = z
+  .object({
+    ...jobStage,
+    steps: z.number().int().min(1).max(10_000_000).default(200),
+    checkpointEvery: z.number().int().min(1).default(20),
+    learningRate: z.number().positive().max(100).default(0.5),
+    /** Slows the built-in trainer so that progress is visible (and crashes testable); 0 in production. */
+    stepDelayMs: z.number().int().min(0).max(60_000).default(0),
+  })
+  .strict();
+
+export const CheckpointSchema = z
+  .object({
+    verify: z.boolean().default(true),
+    /** Retention: keep the newest K checkpoints of the run. */
+    keep: z.number().int().min(1).max(1000).default(3),
+  })
+  .strict();
+
+export const DeploySchema = z
+  .object({
+    runtime: z.enum(RUNTIMES).default('auto'),
+    resources: ResourcesSchema.prefault({}),
+    command,
+    env,
+    retry: RetrySchema.optional(),
+    /** Model id served at /v1/models; defaults to the pipeline name. */
+    model: z.string().regex(/^[A-Za-z0-9._/:-]+$/, 'must be a model id such as "org/model-name"').max(128).optional(),
+    smokePrompt: z.string().min(1).max(2000).default('Tandem says hello'),
+    readinessTimeout: duration.default('120s'),
+  })
+  .strict();
+
+export const PipelineSpecSchema = z
+  .object({
+    apiVersion: z.literal('tandem.dev/v1alpha1').default('tandem.dev/v1alpha1'),
+    kind: z.literal('Pipeline').default('Pipeline'),
+    name: dnsLabel,
+    tenant: dnsLabel.default('default'),
+    qos: z.enum(QOS_CLASSES).default('silver'),
+    priority: z.number().int().min(0).max(1000).default(100),
+    deadline: z.iso.datetime({ offset: true }).optional(),
+    /** Defaults for every stage's job retries; a stage's own `retry` overrides field by field. */
+    retry: RetrySchema.optional(),
+    stages: z
+      .object({
+        preprocess: PreprocessSchema.prefault({}),
+        train: TrainSchema.prefault({}),
+        checkpoint: CheckpointSchema.prefault({}),
+        deploy: DeploySchema.prefault({}),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict()
+  .superRefine((spec, ctx) => {
+    const t = spec.stages.train;
+    if (t.checkpointEvery > t.steps) {
+      ctx.addIssue({ code: 'custom', path: ['stages', 'train', 'checkpointEvery'], message: `must not exceed stages.train.steps (${t.steps})` });
+    }
+  });
+
+/** What users write (defaults optional). */
+export type PipelineSpecInput = z.input<typeof PipelineSpecSchema>;
+/** What the workflow receives (defaults filled in). */
+export type PipelineSpec = z.output<typeof PipelineSpecSchema>;
+export type Resources = z.output<typeof ResourcesSchema>;
+export type RetryOverride = z.output<typeof RetrySchema>;
+export type Runtime = (typeof RUNTIMES)[number];

@@ -1,0 +1,65 @@
+// What a running pipeline reports through its queries; shared by the workflow, SDK and CLI.
+import type { StageName } from './pipeline.js';
+import type { JobProgress } from './outcome.js';
+
+export type Phase = 'running' | 'compensating' | 'completed' | 'failed' | 'cancelled';
+export type StageStatus = 'pending' | 'running' | 'retrying' | 'completed' | 'failed' | 'cancelled' | 'compensated';
+
+export interface StageState {
+  status: StageStatus;
+  attempts: number;
+  runtime?: string;
+  site?: string;
+  jobId?: string;
+  startedAt?: string;
+  finishedAt?: string;
+  error?: string;
+  progress?: JobProgress;
+}
+
+export type TimelineKind =
+  | 'pipeline-started'
+  | 'stage-started'
+  | 'job-submitted'
+  | 'job-adopted'
+  | 'job-finished'
+  | 'retry-scheduled'
+  | 'stage-completed'
+  | 'stage-failed'
+  | 'compensation'
+  | 'compensation-failed'
+  | 'pipeline-completed'
+  | 'pipeline-failed'
+  | 'pipeline-cancelled';
+
+export interface TimelineEntry {
+  at: string;
+  kind: TimelineKind;
+  stage?: StageName;
+  attempt?: number;
+  message: string;
+  jobId?: string;
+  runtime?: string;
+  site?: string;
+  state?: string;
+}
+
+export interface PipelineResult {
+  pipeline: string;
+  model: string;
+  endpoint: string;
+  checkpoint: { path: string; step: number };
+  completion: string;
+  trainingAttempts: number;
+}
+
+export interface PipelineStatus {
+  workflowId: string;
+  pipeline: string;
+  tenant: string;
+  phase: Phase;
+  stage?: StageName;
+  stages: Record<StageName, StageState>;
+  error?: string;
+  result?: PipelineResult;
+}

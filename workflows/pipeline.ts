@@ -1,0 +1,200 @@
+// hybridPipeline: preprocess → train → checkpoint → deploy, durable on Temporal. Deterministic code
+// only: every side effect is an activity, every undo sits on the saga stack.
+import {
+  ApplicationFailure,
+  defineQuery,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  sleep,
+  workflowInfo,
+  TemporalFailure,
+} from '@temporalio/workflow';
+import type { createActivities } from '../activities/index.js';
+import type { JobRef, JobStatus } from '../activities/types.js';
+import { durationMs } from '../spec/duration.js';
+import { classifyJobState, FAILURES, NON_RETRYABLE_TYPES } from '../spec/outcome.js';
+import { STAGES, type PipelineSpec, type RetryOverride, type StageName } from '../spec/pipeline.js';
+import type { PipelineResult, PipelineStatus, StageState, TimelineEntry } from '../spec/status.js';
+import { Saga } from './saga.js';
+
+type Activities = ReturnType<typeof createActivities>;
+
+export interface PipelineTuning {
+  /** How soon a crashed worker's polling activity is handed to another worker. */
+  heartbeatTimeoutMs?: number;
+  /** Upper bound of the job-status polling backoff. */
+  pollMaxMs?: number;
+}
+
+export interface HybridPipelineInput {
+  spec: PipelineSpec;
+  tuning?: PipelineTuning;
+}
+
+export const statusQuery = defineQuery<PipelineStatus>('status');
+export const timelineQuery = defineQuery<TimelineEntry[]>('timeline');
+
+const DEFAULT_RETRY = { maxAttempts: 3, initialInterval: '10s', backoffCoefficient: 2, maximumInterval: '5m' } as const;
+
+/** A retry policy for observation failures inside one activity (never a new job). */
+const activityRetry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10, nonRetryableErrorTypes: NON_RETRYABLE_TYPES } as const;
+
+/** Deterministic, and valid as a Slurm job name, Kubernetes object name and file name. */
+export function jobName(workflowId: string, stage: StageName, attempt: number): string {
+  const id = workflowId.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40);
+  return `tandem-${id}-${stage}-${attempt}`;
+}
+
+function retryDelayMs(retry: Required<RetryOverride>, attempt: number): number {
+  const base = durationMs(retry.initialInterval) * retry.backoffCoefficient ** (attempt - 1);
+  return Math.min(base, durationMs(retry.maximumInterval));
+}
+
+export async function hybridPipeline({ spec, tuning = {} }: HybridPipelineInput): Promise<PipelineResult> {
+  const { workflowId } = workflowInfo();
+  const heartbeatTimeout = tuning.heartbeatTimeoutMs ?? 30_000;
+  const pollMaxMs = tuning.pollMaxMs ?? 64_000;
+  const timeline: TimelineEntry[] = [];
+  const stages = Object.fromEntries(STAGES.map((s) => [s, { status: 'pending', attempts: 0 } as StageState])) as Record<StageName, StageState>;
+  const status: PipelineStatus = { workflowId, pipeline: spec.name, tenant: spec.tenant, phase: 'running', stages };
+  setHandler(statusQuery, () => status);
+  setHandler(timelineQuery, () => timeline);
+
+  const now = () => new Date().toISOString(); // workflow time: deterministic on replay
+  const record = (e: Omit<TimelineEntry, 'at'>) => timeline.push({ at: now(), ...e });
+  const saga = new Saga();
+
+  const short = proxyActivities<Activities>({ startToCloseTimeout: '2m', retry: activityRetry });
+
+  function checkDeadline(stage: StageName): void {
+    if (spec.deadline && Date.now() > Date.parse(spec.deadline)) {
+      throw ApplicationFailure.create({ ...FAILURES.JobFailed, type: 'DeadlineExceeded', message: `deadline ${spec.deadline} passed before stage ${stage} could start` });
+    }
+  }
+
+  function startStage(stage: StageName): StageState {
+    checkDeadline(stage);
+    status.stage = stage;
+    const st = stages[stage];
+    st.status = 'running';
+    st.startedAt = now();
+    record({ kind: 'stage-started', stage, message: `${stage} started` });
+    return st;
+  }
+
+  function finishStage(stage: StageName, message: string): void {
+    stages[stage].status = 'completed';
+    stages[stage].finishedAt = now();
+    record({ kind: 'stage-completed', stage, message });
+  }
+
+  /** Submit → await → classify, with job-level retries per the stage's policy. */
+  async function runJobStage(stage: 'preprocess' | 'train', params: Record<string, string | number>): Promise<{ ref: JobRef; final: JobStatus; attempts: number }> {
+    const cfg = spec.stages[stage];
+    const retry = { ...DEFAULT_RETRY, ...spec.retry, ...cfg.retry } as Required<RetryOverride>;
+    const walltime = durationMs(cfg.resources.walltime);
+    const watch = proxyActivities<Activities>({
+      // The job's walltime bounds one watch; the margin covers queueing on a busy site.
+      startToCloseTimeout: walltime + 3_600_000,
+      heartbeatTimeout,
+      retry: { ...activityRetry, maximumAttempts: 0 },
+    });
+    const st = startStage(stage);
+    for (let attempt = 1; ; attempt++) {
+      st.attempts = attempt;
+      const name = jobName(workflowId, stage, attempt);
+      const ref = await short.submitJob({ runId: workflowId, stage, name, runtime: cfg.runtime, command: cfg.command, env: cfg.env, resources: cfg.resources, params });
+      Object.assign(st, { jobId: ref.jobId, runtime: ref.runtime, site: ref.site, status: 'running' });
+      record({ kind: ref.adopted ? 'job-adopted' : 'job-submitted', stage, attempt, jobId: ref.jobId, runtime: ref.runtime, site: ref.site, message: `${ref.adopted ? 'adopted existing' : 'submitted'} ${ref.runtime} job ${ref.jobId}` });
+      const undoId = `cancel-${ref.jobId}`;
+      saga.push({ id: undoId, description: `cancel ${stage} job ${ref.jobId}`, run: () => short.cancelJob(ref) });
+      const final = await watch.awaitJob({ ref, pollMaxMs });
+      saga.discard(undoId); // a finished job has nothing left to cancel
+      st.progress = final.progress;
+      const outcome = classifyJobState(final.state);
+      record({ kind: 'job-finished', stage, attempt, jobId: ref.jobId, state: final.state, message: `job ${ref.jobId} ended ${final.state}${final.reason ? ` (${final.reason})` : ''}` });
+      if (outcome === 'success') return { ref, final, attempts: attempt };
+      const detail = `${stage} job ${ref.jobId} ended ${final.state}${final.reason ? `: ${final.reason}` : ''}${final.tail ? `\n--- last output ---\n${final.tail}` : ''}`;
+      if (outcome === 'cancelled') throw ApplicationFailure.create({ ...FAILURES.JobCancelled, message: `${stage} job ${ref.jobId} was cancelled outside Tandem` });
+      if (attempt >= retry.maxAttempts) {
+        const f = outcome === 'infrastructure' ? FAILURES.InfrastructureFailed : FAILURES.JobFailed;
+        throw ApplicationFailure.create({ ...f, message: `${detail}\n(gave up after ${attempt} attempt${attempt > 1 ? 's' : ''})`, details: [final] });
+      }
+      const delay = retryDelayMs(retry, attempt);
+      st.status = 'retrying';
+      record({ kind: 'retry-scheduled', stage, attempt, state: final.state, message: `${outcome === 'infrastructure' ? 'infrastructure failure' : 'job failure'}; attempt ${attempt + 1}/${retry.maxAttempts} in ${Math.round(delay / 1000)}s` });
+      await sleep(delay);
+    }
+  }
+
+  record({ kind: 'pipeline-started', message: `pipeline ${spec.name} for tenant ${spec.tenant} (qos ${spec.qos})` });
+  try {
+    const pre = spec.stages.preprocess;
+    await runJobStage('preprocess', { samples: pre.samples, features: pre.features, seed: pre.seed });
+    finishStage('preprocess', 'data set ready');
+
+    const tr = spec.stages.train;
+    const train = await runJobStage('train', { steps: tr.steps, checkpoint_every: tr.checkpointEvery, learning_rate: tr.learningRate, step_delay_ms: tr.stepDelayMs });
+    finishStage('train', `trained ${train.final.progress?.step ?? tr.steps} steps in ${train.attempts} attempt(s)`);
+
+    startStage('checkpoint');
+    const ckpt = await short.catalogCheckpoint({ runId: workflowId, verify: spec.stages.checkpoint.verify, keep: spec.stages.checkpoint.keep });
+    saga.push({ id: `withdraw-${ckpt.path}`, description: `withdraw checkpoint step ${ckpt.step} from the catalog`, run: () => short.withdrawCheckpoint({ runId: workflowId, path: ckpt.path }) });
+    for (const s of ckpt.skipped) record({ kind: 'stage-started', stage: 'checkpoint', message: `skipped invalid checkpoint ${s.path}: ${s.reason}` });
+    finishStage('checkpoint', `catalogued step ${ckpt.step} (${ckpt.path})`);
+
+    const dep = spec.stages.deploy;
+    const st = startStage('deploy');
+    const model = dep.model ?? spec.name;
+    const deployActs = proxyActivities<Activities>({
+      startToCloseTimeout: '5m',
+      retry: { ...activityRetry, maximumAttempts: dep.retry?.maxAttempts ?? spec.retry?.maxAttempts ?? 3 },
+    });
+    const deployment = await deployActs.deployModel({ runId: workflowId, name: `${spec.name}-${workflowId}`.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 60), runtime: dep.runtime, model, checkpoint: ckpt.path, command: dep.command, env: dep.env });
+    saga.push({ id: `undeploy-${deployment.name}`, description: `tear down deployment ${deployment.name}`, run: () => short.undeployModel({ runtime: deployment.runtime, name: deployment.name }) });
+    Object.assign(st, { runtime: deployment.runtime, jobId: deployment.name, site: deployment.endpoint });
+    record({ kind: deployment.adopted ? 'job-adopted' : 'job-submitted', stage: 'deploy', runtime: deployment.runtime, message: `serving ${model} at ${deployment.endpoint}` });
+    const readinessTimeout = durationMs(dep.readinessTimeout);
+    const gate = proxyActivities<Activities>({ startToCloseTimeout: readinessTimeout + 30_000, heartbeatTimeout, retry: { ...activityRetry, maximumAttempts: 3 } });
+    const ready = await gate.awaitReadiness({ deployment, prompt: dep.smokePrompt, timeoutMs: readinessTimeout });
+    finishStage('deploy', `ready: /health 200, /v1/models lists ${model}, smoke completion ok`);
+
+    const result: PipelineResult = { pipeline: spec.name, model, endpoint: deployment.endpoint, checkpoint: { path: ckpt.path, step: ckpt.step }, completion: ready.completion, trainingAttempts: train.attempts };
+    status.phase = 'completed';
+    status.result = result;
+    status.stage = undefined;
+    record({ kind: 'pipeline-completed', message: `model ${model} serving at ${deployment.endpoint}` });
+    return result;
+  } catch (err) {
+    const cancelled = isCancellation(err);
+    const stage = status.stage;
+    if (stage && stages[stage].status !== 'completed') {
+      stages[stage].status = cancelled ? 'cancelled' : 'failed';
+      stages[stage].error = errorMessage(err);
+      stages[stage].finishedAt = now();
+      if (!cancelled) record({ kind: 'stage-failed', stage, message: errorMessage(err) });
+    }
+    status.phase = 'compensating';
+    await saga.compensate((c, error) => {
+      record({ kind: error ? 'compensation-failed' : 'compensation', message: error ? `${c.description} failed: ${errorMessage(error)}` : c.description });
+    });
+    for (const s of STAGES) if (stages[s].status === 'completed' && (s === 'checkpoint' || s === 'deploy')) stages[s].status = 'compensated';
+    status.phase = cancelled ? 'cancelled' : 'failed';
+    status.error = errorMessage(err);
+    record({ kind: cancelled ? 'pipeline-cancelled' : 'pipeline-failed', stage, message: cancelled ? 'cancelled; compensations done' : `failed at ${stage}: ${errorMessage(err)}` });
+    // Bugs (non-Temporal errors) propagate unchanged so the workflow task retries after a fix.
+    if (cancelled || !(err instanceof TemporalFailure)) throw err;
+    const cause = err instanceof ApplicationFailure ? err : err.cause instanceof ApplicationFailure ? err.cause : undefined;
+    throw ApplicationFailure.create({ type: cause?.type ?? 'StageFailed', nonRetryable: true, message: `stage ${stage ?? '(none)'} failed: ${errorMessage(err)}`, cause: err });
+  }
+}
+
+function errorMessage(err: unknown): string {
+  if (err instanceof Error) {
+    // An ActivityFailure's own message is generic; the cause carries what went wrong.
+    const cause = err.cause instanceof Error ? err.cause.message : undefined;
+    return cause ?? err.message;
+  }
+  return String(err);
+}
