@@ -14,6 +14,7 @@ export interface TandemWorkerOptions extends ActivityConfig {
   workflowBundle?: WorkflowBundleWithSourceMap;
   /** Replaces the real activities (workflow tests, benchmarks). */
   activities?: object;
+  heartbeatThrottleMs?: number;
 }
 
 export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
@@ -30,6 +31,8 @@ export async function createTandemWorker(opts: TandemWorkerOptions): Promise<{ w
     taskQueue: opts.taskQueue ?? TASK_QUEUE,
     workflowBundle: opts.workflowBundle ?? (await bundleWorkflows()),
     activities: opts.activities ?? createActivities(opts),
+    // Heartbeats carry training progress; a short throttle keeps `tandem status` and the CLI bar live.
+    maxHeartbeatThrottleInterval: opts.heartbeatThrottleMs ?? 1000,
   });
   return { worker, connection };
 }

@@ -78,6 +78,7 @@ export async function hybridPipeline({ spec, tuning = {} }: HybridPipelineInput)
     status.stage = stage;
     const st = stages[stage];
     st.status = 'running';
+    st.attempts = Math.max(st.attempts, 1);
     st.startedAt = now();
     record({ kind: 'stage-started', stage, message: `${stage} started` });
     return st;
@@ -98,7 +99,7 @@ export async function hybridPipeline({ spec, tuning = {} }: HybridPipelineInput)
       // The job's walltime bounds one watch; the margin covers queueing on a busy site.
       startToCloseTimeout: walltime + 3_600_000,
       heartbeatTimeout,
-      retry: { ...activityRetry, maximumAttempts: 0 },
+      retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: NON_RETRYABLE_TYPES }, // unlimited: the job is watched until it ends
     });
     const st = startStage(stage);
     for (let attempt = 1; ; attempt++) {

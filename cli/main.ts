@@ -1,0 +1,114 @@
+#!/usr/bin/env node
+// The `tandem` command line: run pipelines, follow them, inspect and cancel them, and start a local
+// Temporal dev server with a worker for development.
+import { Command, Option } from 'commander';
+import { SpecError } from '../spec/parse.js';
+import { loadPipelineSpec, TandemClient } from '../sdk/client.js';
+import { ProgressPrinter, formatStatus } from './render.js';
+import { runDemo, runDev } from './dev.js';
+
+const program = new Command()
+  .name('tandem')
+  .description('Durable hybrid HPC + AI pipelines on Temporal')
+  .addOption(new Option('--address <host:port>', 'Temporal frontend').env('TEMPORAL_ADDRESS').default('127.0.0.1:7233'))
+  .addOption(new Option('--namespace <ns>', 'Temporal namespace').env('TEMPORAL_NAMESPACE').default('default'))
+  .showHelpAfterError();
+
+const connect = () => {
+  const o = program.opts<{ address: string; namespace: string }>();
+  return TandemClient.connect({ address: o.address, namespace: o.namespace });
+};
+
+program
+  .command('validate <spec>')
+  .description('check a pipeline spec (YAML or JSON) without running it')
+  .action(async (path: string) => {
+    const spec = await loadPipelineSpec(path);
+    console.log(`${path}: valid pipeline "${spec.name}" (tenant ${spec.tenant}, qos ${spec.qos})`);
+  });
+
+program
+  .command('run <spec>')
+  .description('validate and launch a pipeline, then follow it until it ends')
+  .option('--id <workflowId>', 'workflow id (default: <name>-<random>)')
+  .option('--detach', 'print the run id and return at once')
+  .option('--json', 'print progress as JSON lines, for scripts')
+  .action(async (path: string, o: { id?: string; detach?: boolean; json?: boolean }) => {
+    const spec = await loadPipelineSpec(path);
+    const client = await connect();
+    try {
+      const handle = await client.launch(spec, { id: o.id });
+      if (o.detach) {
+        console.log(o.json ? JSON.stringify({ id: handle.id }) : handle.id);
+        return;
+      }
+      if (!o.json) console.log(`tandem: started ${handle.id} (follow with \`tandem status ${handle.id}\`; Ctrl-C stops following, not the run)`);
+      const printer = new ProgressPrinter();
+      for await (const ev of handle.progress()) {
+        if (o.json) console.log(JSON.stringify(ev));
+        else if (ev.type === 'done') {
+          console.log(formatStatus(ev.status));
+          if (ev.status.phase !== 'completed') process.exitCode = 1;
+        } else printer.handle(ev);
+      }
+    } finally {
+      await client.close();
+    }
+  });
+
+program
+  .command('status <id>')
+  .description("show a run's stages, or its timeline")
+  .option('--timeline', 'print the timeline instead')
+  .option('--json', 'machine-readable output')
+  .action(async (id: string, o: { timeline?: boolean; json?: boolean }) => {
+    const client = await connect();
+    try {
+      const h = await client.get(id);
+      if (o.timeline) {
+        const tl = await h.timeline();
+        console.log(o.json ? JSON.stringify(tl, null, 2) : tl.map((e) => `${e.at}  ${(e.stage ?? 'pipeline').padEnd(10)} ${e.attempt ? `#${e.attempt} ` : ''}${e.message}`).join('\n'));
+      } else {
+        const st = await h.status();
+        const live = st.stage === 'train' ? await h.liveProgress() : undefined;
+        if (live) st.stages.train.progress = live.progress;
+        console.log(o.json ? JSON.stringify(st, null, 2) : formatStatus(st));
+      }
+    } finally {
+      await client.close();
+    }
+  });
+
+program
+  .command('cancel <id>')
+  .description('cancel a run; its compensations (job cancel, teardown) run before it closes')
+  .action(async (id: string) => {
+    const client = await connect();
+    try {
+      const h = await client.get(id);
+      await h.cancel();
+      console.log(`tandem: cancellation requested for ${id}; compensations run before it closes`);
+    } finally {
+      await client.close();
+    }
+  });
+
+program
+  .command('dev')
+  .description('start a local Temporal dev server (with Web UI) and a Tandem worker')
+  .option('--port <port>', 'frontend port', '7233')
+  .option('--ui-port <port>', 'Web UI port', '8233')
+  .option('--state <dir>', 'state directory (SQLite, local runtime)', '.tandem')
+  .action((o: { port: string; uiPort: string; state: string }) => runDev({ port: Number(o.port), uiPort: Number(o.uiPort), state: o.state }));
+
+program
+  .command('demo [spec]')
+  .description('run the example pipeline end to end on the embedded local runtime')
+  .option('--keep', 'leave the model server, dev server and Web UI running afterwards')
+  .action((spec: string | undefined, o: { keep?: boolean }) => runDemo({ spec, keep: o.keep }));
+
+program.parseAsync().catch((err: unknown) => {
+  if (err instanceof SpecError) console.error(err.message);
+  else console.error(`tandem: ${(err as Error).message}`);
+  process.exit(2);
+});

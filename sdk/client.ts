@@ -1,0 +1,162 @@
+// TandemClient: the typed entry point for data scientists. Specs are validated here, at the
+// boundary, before any workflow starts.
+import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import { readFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { parsePipelineSpec, validatePipelineSpec } from '../spec/parse.js';
+import type { PipelineSpec, PipelineSpecInput, StageName } from '../spec/pipeline.js';
+import type { JobProgress } from '../spec/outcome.js';
+import type { PipelineResult, PipelineStatus, TimelineEntry } from '../spec/status.js';
+import type { PipelineTuning } from '../workflows/pipeline.js';
+
+export const DEFAULT_TASK_QUEUE = 'tandem';
+
+export interface TandemClientOptions {
+  address?: string;
+  namespace?: string;
+  taskQueue?: string;
+  /** Reuse an existing Temporal client instead of connecting. */
+  client?: Client;
+}
+
+export interface LaunchOptions {
+  /** Workflow id; defaults to <pipeline name>-<random>. */
+  id?: string;
+  tuning?: PipelineTuning;
+}
+
+export type ProgressEvent =
+  | { type: 'timeline'; entry: TimelineEntry }
+  | { type: 'progress'; stage: StageName; attempt: number; progress: JobProgress }
+  | { type: 'done'; status: PipelineStatus };
+
+/** Reads a pipeline spec file (YAML or JSON) and validates it; errors name the field and line. */
+export async function loadPipelineSpec(path: string): Promise<PipelineSpec> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new Error(`cannot read spec ${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+  }
+  return parsePipelineSpec(text, path);
+}
+
+export class TandemClient {
+  private constructor(
+    readonly client: Client,
+    readonly taskQueue: string,
+    private readonly ownedConnection?: Connection,
+  ) {}
+
+  static async connect(opts: TandemClientOptions = {}): Promise<TandemClient> {
+    if (opts.client) return new TandemClient(opts.client, opts.taskQueue ?? DEFAULT_TASK_QUEUE);
+    const address = opts.address ?? process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
+    let connection: Connection;
+    try {
+      connection = await Connection.connect({ address, connectTimeout: 5000 });
+    } catch (e) {
+      throw new Error(`cannot reach the Temporal server at ${address} (${(e as Error).message}). Start one with \`npm run tandem -- dev\` or set TEMPORAL_ADDRESS.`);
+    }
+    const client = new Client({ connection, namespace: opts.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default' });
+    return new TandemClient(client, opts.taskQueue ?? DEFAULT_TASK_QUEUE, connection);
+  }
+
+  /** Validates and starts a pipeline. Nothing starts if the spec is invalid. */
+  async launch(spec: PipelineSpecInput | PipelineSpec, opts: LaunchOptions = {}): Promise<PipelineHandle> {
+    const valid = validatePipelineSpec(spec);
+    const id = opts.id ?? `${valid.name}-${randomBytes(4).toString('hex')}`;
+    let workflowExecutionTimeout: number | undefined;
+    if (valid.deadline) {
+      workflowExecutionTimeout = Date.parse(valid.deadline) - Date.now();
+      if (workflowExecutionTimeout <= 0) throw new Error(`deadline ${valid.deadline} is already in the past; set a later deadline or remove it`);
+    }
+    const handle = await this.client.workflow.start('hybridPipeline', {
+      taskQueue: this.taskQueue,
+      workflowId: id,
+      args: [{ spec: valid, tuning: opts.tuning }],
+      workflowExecutionTimeout,
+      typedSearchAttributes: undefined,
+      memo: { tenant: valid.tenant, pipeline: valid.name, qos: valid.qos },
+    });
+    return new PipelineHandle(handle);
+  }
+
+  /** A handle on an existing pipeline run; fails clearly when the id is unknown. */
+  async get(id: string): Promise<PipelineHandle> {
+    const handle = this.client.workflow.getHandle(id);
+    try {
+      await handle.describe();
+    } catch (e) {
+      if (e instanceof WorkflowNotFoundError) throw new Error(`no pipeline run with id "${id}" in namespace ${this.client.options.namespace}`);
+      throw e;
+    }
+    return new PipelineHandle(handle);
+  }
+
+  async close(): Promise<void> {
+    await this.ownedConnection?.close();
+  }
+}
+
+export class PipelineHandle {
+  constructor(readonly workflow: WorkflowHandle) {}
+
+  get id(): string {
+    return this.workflow.workflowId;
+  }
+
+  status(): Promise<PipelineStatus> {
+    return this.workflow.query<PipelineStatus>('status');
+  }
+
+  timeline(): Promise<TimelineEntry[]> {
+    return this.workflow.query<TimelineEntry[]>('timeline');
+  }
+
+  result(): Promise<PipelineResult> {
+    return this.workflow.result() as Promise<PipelineResult>;
+  }
+
+  async cancel(): Promise<void> {
+    await this.workflow.cancel();
+  }
+
+  /** Live training progress: the heartbeat of the job-watching activity, read from the server. */
+  async liveProgress(): Promise<{ attempt: number; progress: JobProgress } | undefined> {
+    const desc = await this.workflow.describe();
+    const converter = this.workflow.client.options.loadedDataConverter.payloadConverter;
+    for (const act of desc.raw.pendingActivities ?? []) {
+      if (act.activityType?.name !== 'awaitJob') continue;
+      const payload = act.heartbeatDetails?.payloads?.[0];
+      if (!payload) continue;
+      const details = converter.fromPayload(payload) as { progress?: JobProgress };
+      if (details.progress) return { attempt: act.attempt ?? 1, progress: details.progress };
+    }
+    return undefined;
+  }
+
+  /** Yields timeline entries as they happen, training progress as it changes, then the final status. */
+  async *progress(pollMs = 500): AsyncGenerator<ProgressEvent> {
+    let seen = 0;
+    let lastStep = -1;
+    for (;;) {
+      const [status, timeline] = await Promise.all([this.status(), this.timeline()]);
+      for (const entry of timeline.slice(seen)) yield { type: 'timeline', entry };
+      seen = timeline.length;
+      if (status.phase === 'completed' || status.phase === 'failed' || status.phase === 'cancelled') {
+        // The query may run a moment before the workflow closes; wait for the close.
+        await this.workflow.result().catch(() => undefined);
+        yield { type: 'done', status: await this.status() };
+        return;
+      }
+      if (status.stage === 'train') {
+        const live = await this.liveProgress().catch(() => undefined);
+        if (live && live.progress.step !== lastStep) {
+          lastStep = live.progress.step;
+          yield { type: 'progress', stage: 'train', attempt: status.stages.train.attempts, progress: live.progress };
+        }
+      }
+      await new Promise((r) => setTimeout(r, pollMs));
+    }
+  }
+}
