@@ -1,0 +1,70 @@
+// In-memory stand-ins for the pipeline's activities: they record every call so workflow tests can
+// assert order, and each can be scripted to fail or to block until cancelled.
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { TandemActivities } from '../activities/index.js';
+import type { JobRef, JobStatus } from '../spec/outcome.js';
+
+export interface FakeScript {
+  /** Final job states per stage, consumed one per attempt (default COMPLETED). */
+  jobStates?: Partial<Record<'preprocess' | 'train', JobStatus['state'][]>>;
+  /** Make awaitJob for this stage block (heartbeating) until cancelled. */
+  blockOn?: 'preprocess' | 'train';
+  /** Make the readiness gate fail. */
+  failGate?: boolean;
+}
+
+export function fakeActivities(script: FakeScript = {}) {
+  const calls: string[] = [];
+  const refs: JobRef[] = [];
+  const states = { preprocess: [...(script.jobStates?.preprocess ?? [])], train: [...(script.jobStates?.train ?? [])] };
+  const stageOf = (name: string) => (name.includes('-preprocess-') ? 'preprocess' : 'train');
+  let started: () => void = () => {};
+  const blocked = new Promise<void>((r) => (started = r));
+
+  const acts: TandemActivities = {
+    async submitJob(input) {
+      calls.push(`submitJob:${input.name}`);
+      const ref: JobRef = { runtime: 'local', jobId: input.name, name: input.name, site: 'local', adopted: false };
+      refs.push(ref);
+      return ref;
+    },
+    async awaitJob({ ref }) {
+      calls.push(`awaitJob:${ref.jobId}`);
+      const stage = stageOf(ref.name);
+      if (script.blockOn === stage) {
+        started();
+        const ctx = Context.current();
+        for (;;) {
+          ctx.heartbeat({ state: 'RUNNING', progress: { step: 1, total: 10 } });
+          await ctx.sleep(100); // throws CancelledFailure once the workflow is cancelled
+        }
+      }
+      const state = states[stage].shift() ?? 'COMPLETED';
+      return { jobId: ref.jobId, state, progress: stage === 'train' ? { step: 10, total: 10 } : undefined, reason: state === 'COMPLETED' ? undefined : 'scripted', tail: state === 'COMPLETED' ? undefined : 'Traceback: scripted failure' };
+    },
+    async cancelJob(ref) {
+      calls.push(`cancelJob:${ref.jobId}`);
+    },
+    async catalogCheckpoint({ runId }) {
+      calls.push('catalogCheckpoint');
+      return { runId, path: '/ckpt/step-00000010', step: 10, job: 'j', site: 'local', created: '2026-01-01T00:00:00Z', skipped: [], removed: [] };
+    },
+    async withdrawCheckpoint() {
+      calls.push('withdrawCheckpoint');
+    },
+    async deployModel(input) {
+      calls.push('deployModel');
+      return { runtime: 'local', name: input.name, endpoint: 'http://127.0.0.1:1', model: input.model, checkpoint: input.checkpoint, adopted: false };
+    },
+    async awaitReadiness() {
+      calls.push('awaitReadiness');
+      if (script.failGate) throw ApplicationFailure.create({ type: 'GateFailed', nonRetryable: true, message: 'failed gate "models" (/v1/models answered 200 listing [])' });
+      return { completion: 'positive (p=0.9)', models: ['test'] };
+    },
+    async undeployModel() {
+      calls.push('undeployModel');
+    },
+  };
+  return { acts, calls, refs, blocked };
+}

@@ -1,0 +1,15 @@
+// One real Temporal dev server (headless, SQLite) for the whole test run. Jest loads global setup
+// outside its module mapper, so the TypeScript sources are imported through tsx.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { tsImport } from 'tsx/esm/api';
+
+export default async function globalSetup() {
+  const { startDevServer } = await tsImport('../workers/dev-server.ts', import.meta.url);
+  const dir = mkdtempSync(join(tmpdir(), 'tandem-test-'));
+  const server = await startDevServer({ dbFile: join(dir, 'temporal.db'), log: (l) => console.log(l), startTimeoutMs: 90_000 });
+  process.env.TANDEM_TEST_TEMPORAL_ADDRESS = server.address;
+  process.env.TANDEM_TEST_DIR = dir;
+  globalThis.__tandemServer = server;
+}

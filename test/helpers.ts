@@ -1,0 +1,79 @@
+// Shared test plumbing: the run's Temporal server, a per-file workflow bundle, and workers.
+import { mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, Runtime, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflows, createTandemWorker } from '../workers/worker.js';
+import { TandemClient } from '../sdk/client.js';
+import { validatePipelineSpec } from '../spec/parse.js';
+import type { PipelineSpec, PipelineSpecInput } from '../spec/pipeline.js';
+
+let runtimeInstalled = false;
+function installQuietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
+  } catch {
+    /* already installed by another helper in this process */
+  }
+}
+
+export const address = (): string => {
+  const a = process.env.TANDEM_TEST_TEMPORAL_ADDRESS;
+  if (!a) throw new Error('the Temporal test server is not running (jest globalSetup did not run)');
+  return a;
+};
+
+export function tempDir(prefix: string): string {
+  return mkdtempSync(join(process.env.TANDEM_TEST_DIR ?? '/tmp', `${prefix}-`));
+}
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+export const workflowBundle = () => (bundle ??= bundleWorkflows());
+
+export const uniqueQueue = (name: string) => `${name}-${randomBytes(4).toString('hex')}`;
+
+export async function temporalClient(): Promise<{ client: Client; close: () => Promise<void> }> {
+  const connection = await Connection.connect({ address: address() });
+  return { client: new Client({ connection }), close: () => connection.close() };
+}
+
+/** Starts a worker on its own task queue; returns a Tandem client bound to that queue. */
+export async function startWorker(opts: { taskQueue: string; home?: string; activities?: object }): Promise<{ worker: Worker; tandem: TandemClient; stop: () => Promise<void> }> {
+  installQuietRuntime();
+  const { worker, connection } = await createTandemWorker({
+    address: address(),
+    taskQueue: opts.taskQueue,
+    home: opts.home ?? tempDir('home'),
+    activities: opts.activities,
+    workflowBundle: await workflowBundle(),
+  });
+  const running = worker.run();
+  const tandem = await TandemClient.connect({ address: address(), taskQueue: opts.taskQueue });
+  return {
+    worker,
+    tandem,
+    stop: async () => {
+      await tandem.close();
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}
+
+export function spec(overrides: Partial<PipelineSpecInput> & { stages?: PipelineSpecInput['stages'] } = {}): PipelineSpec {
+  return validatePipelineSpec({ name: 'test', retry: { initialInterval: '100ms' }, ...overrides });
+}
+
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 30_000, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
