@@ -41,7 +41,7 @@ export const ResourcesSchema = z
     walltime: duration.default('1h'),
     partition: safeName.optional(),
     account: safeName.optional(),
-    constraint: z.string().regex(/^[A-Za-z0-9_&|()\[\]*:,-]+$/, 'must be a Slurm constraint expression').optional(),
+    constraint: z.string().regex(/^[A-Za-z0-9_&|()[\]*:,-]+$/, 'must be a Slurm constraint expression').optional(),
     reservation: safeName.optional(),
   })
   .strict();
