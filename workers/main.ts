@@ -1,5 +1,6 @@
 // `npm run worker`: a long-running Tandem worker. Configuration from the environment:
-// TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, TANDEM_HOME (default ./.tandem).
+// TEMPORAL_ADDRESS (default 127.0.0.1:7233), TEMPORAL_NAMESPACE, TANDEM_TASK_QUEUE (default tandem),
+// TANDEM_HOME (default ./.tandem).
 import { resolve } from 'node:path';
 import { Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { createTandemWorker } from './worker.js';
@@ -7,7 +8,7 @@ import { createTandemWorker } from './worker.js';
 Runtime.install({ telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } } });
 const address = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
 const home = resolve(process.env.TANDEM_HOME ?? '.tandem');
-const { worker, connection } = await createTandemWorker({ address, namespace: process.env.TEMPORAL_NAMESPACE, home });
+const { worker, connection } = await createTandemWorker({ address, namespace: process.env.TEMPORAL_NAMESPACE, taskQueue: process.env.TANDEM_TASK_QUEUE, home });
 console.log(`tandem worker: polling task queue "${worker.options.taskQueue}" on ${address}, local runtime state in ${home}`);
 try {
   await worker.run();
