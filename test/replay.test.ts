@@ -1,0 +1,50 @@
+// Determinism suite: every recorded history under test/histories/ replays against the current
+// workflow code on every test run. Add a fixture with `npm run histories:record` (scripted
+// scenarios) or by exporting a real run (`temporal workflow show -w <id> --output json > file`).
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { Worker, bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
+import { DeterminismViolationError } from '@temporalio/workflow';
+import { workflowBundle } from './helpers.js';
+
+const DIR = fileURLToPath(new URL('./histories/', import.meta.url));
+const histories = readdirSync(DIR)
+  .filter((f) => f.endsWith('.json'))
+  .map((f) => ({ file: f, history: historyFromJSON(JSON.parse(readFileSync(join(DIR, f), 'utf8'))) }));
+const fixture = (name: string) => bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL(`./fixtures/${name}.ts`, import.meta.url)), logger: new DefaultLogger('ERROR') });
+
+beforeAll(() => {
+  try {
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
+  } catch {
+    /* installed by another file in this process */
+  }
+});
+
+describe('replay of recorded histories', () => {
+  test('there is at least one history per workflow type', () => {
+    const types = new Set(histories.map((h) => h.history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name));
+    expect([...types]).toEqual(['hybridPipeline']);
+    expect(histories.length).toBeGreaterThanOrEqual(3);
+  });
+
+  test.each(histories.map((h) => [h.file, h.history] as const))('%s replays deterministically on the current code', async (file, history) => {
+    await expect(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, file)).resolves.toBeUndefined();
+  });
+
+  test('a deliberately changed workflow is caught on replay', async () => {
+    const changed = await fixture('changed-pipeline');
+    const err = await Worker.runReplayHistory({ workflowBundle: changed }, histories[0]!.history, 'changed').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DeterminismViolationError);
+    expect(String((err as Error).message)).toMatch(/Nondeterminism|nondeterministic|does not match/i);
+  });
+
+  test('the same change behind patched() replays every history', async () => {
+    const patchedBundle = await fixture('patched-pipeline');
+    for (const { file, history } of histories) {
+      await expect(Worker.runReplayHistory({ workflowBundle: patchedBundle }, history, file)).resolves.toBeUndefined();
+    }
+  });
+});
