@@ -1,5 +1,5 @@
 #!/usr/bin/env node
 // Runs the TypeScript CLI through tsx's loader, so `npx tandem` works from a checkout.
-import { register } from 'node:module';
-register('tsx/esm', import.meta.url);
+import { register } from 'tsx/esm/api';
+register();
 await import('../cli/main.ts');

@@ -12,11 +12,12 @@ const program = new Command()
   .description('Durable hybrid HPC + AI pipelines on Temporal')
   .addOption(new Option('--address <host:port>', 'Temporal frontend').env('TEMPORAL_ADDRESS').default('127.0.0.1:7233'))
   .addOption(new Option('--namespace <ns>', 'Temporal namespace').env('TEMPORAL_NAMESPACE').default('default'))
+  .addOption(new Option('--task-queue <queue>', 'task queue of the Tandem workers').env('TANDEM_TASK_QUEUE').default('tandem'))
   .showHelpAfterError();
 
 const connect = () => {
-  const o = program.opts<{ address: string; namespace: string }>();
-  return TandemClient.connect({ address: o.address, namespace: o.namespace });
+  const o = program.opts<{ address: string; namespace: string; taskQueue: string }>();
+  return TandemClient.connect({ address: o.address, namespace: o.namespace, taskQueue: o.taskQueue });
 };
 
 program
