@@ -8,6 +8,8 @@ export default {
     '^.+\\.ts$': ['ts-jest', { useESM: true, diagnostics: false }],
   },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
+  // Opt-in suites against real external systems (npm run test:k8s-real) are not part of npm test.
+  testPathIgnorePatterns: ['/node_modules/', '\\.real\\.test\\.ts$'],
   globalSetup: '<rootDir>/test/global-setup.mjs',
   globalTeardown: '<rootDir>/test/global-teardown.mjs',
   testTimeout: 120_000,
