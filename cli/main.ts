@@ -6,6 +6,7 @@ import { SpecError } from '../spec/parse.js';
 import { loadPipelineSpec, TandemClient } from '../sdk/client.js';
 import { ProgressPrinter, formatStatus } from './render.js';
 import { runDemo, runDev } from './dev.js';
+import { registerRunsCommands } from './runs.js';
 
 const program = new Command()
   .name('tandem')
@@ -107,6 +108,8 @@ program
   .description('run the example pipeline end to end on the embedded local runtime')
   .option('--keep', 'leave the model server, dev server and Web UI running afterwards')
   .action((spec: string | undefined, o: { keep?: boolean }) => runDemo({ spec, keep: o.keep }));
+
+registerRunsCommands(program, connect);
 
 program.parseAsync().catch((err: unknown) => {
   if (err instanceof SpecError) console.error(err.message);

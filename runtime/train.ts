@@ -16,6 +16,8 @@ const lr = numberEnv('TANDEM_LEARNING_RATE', 0.5);
 const delay = numberEnv('TANDEM_STEP_DELAY_MS', 0);
 const job = process.env.TANDEM_JOB_ID ?? `pid-${process.pid}`;
 const progressFile = process.env.TANDEM_PROGRESS_FILE;
+// Fault injection for chaos drills and tests: exit non-zero on reaching this step.
+const failAt = numberEnv('TANDEM_FAIL_AT_STEP', 0);
 
 const data = JSON.parse(readFileSync(join(dataDir, 'dataset.json'), 'utf8')) as Dataset;
 let weights: Weights = { w: new Array<number>(data.features).fill(0), b: 0 };
@@ -44,6 +46,10 @@ while (step < steps) {
   if (step % every === 0 || step === steps) {
     save(metrics);
     console.log(`train: step ${step}/${steps} loss=${metrics.loss.toFixed(4)} accuracy=${metrics.accuracy.toFixed(3)} checkpoint saved`);
+  }
+  if (step === failAt) {
+    console.error(`train: injected failure at step ${step} (TANDEM_FAIL_AT_STEP)`);
+    process.exit(1);
   }
   if (delay > 0) await new Promise((r) => setTimeout(r, delay));
 }

@@ -7,7 +7,8 @@ import { parsePipelineSpec, validatePipelineSpec } from '../spec/parse.js';
 import type { PipelineSpec, PipelineSpecInput, StageName } from '../spec/pipeline.js';
 import type { JobProgress } from '../spec/outcome.js';
 import type { PipelineResult, PipelineStatus, TimelineEntry } from '../spec/status.js';
-import type { PipelineTuning } from '../workflows/pipeline.js';
+import type { PipelineTuning, ResumeInput } from '../workflows/pipeline.js';
+import { SA_PIPELINE, SA_TENANT, TANDEM_SEARCH_ATTRIBUTES } from '../spec/search-attributes.js';
 
 export const DEFAULT_TASK_QUEUE = 'tandem';
 
@@ -23,6 +24,8 @@ export interface LaunchOptions {
   /** Workflow id; defaults to <pipeline name>-<random>. */
   id?: string;
   tuning?: PipelineTuning;
+  /** Continue another run (see Runs.resume). */
+  resume?: ResumeInput;
 }
 
 export type ProgressEvent =
@@ -42,11 +45,32 @@ export async function loadPipelineSpec(path: string): Promise<PipelineSpec> {
 }
 
 export class TandemClient {
+  private searchAttributesReady = false;
+
   private constructor(
     readonly client: Client,
     readonly taskQueue: string,
     private readonly ownedConnection?: Connection,
   ) {}
+
+  get namespace(): string {
+    return this.client.options.namespace;
+  }
+
+  /** Registers Tandem's search attributes on servers that lack them (the dev server gets them at start). */
+  async ensureSearchAttributes(): Promise<void> {
+    if (this.searchAttributesReady) return;
+    const { operatorService } = this.client.connection;
+    const existing = await operatorService.listSearchAttributes({ namespace: this.namespace });
+    const missing = TANDEM_SEARCH_ATTRIBUTES.filter((k) => !(k.name in (existing.customAttributes ?? {})));
+    if (missing.length > 0) {
+      await operatorService.addSearchAttributes({
+        namespace: this.namespace,
+        searchAttributes: Object.fromEntries(missing.map((k) => [k.name, 2 /* INDEXED_VALUE_TYPE_KEYWORD */])),
+      });
+    }
+    this.searchAttributesReady = true;
+  }
 
   static async connect(opts: TandemClientOptions = {}): Promise<TandemClient> {
     if (opts.client) return new TandemClient(opts.client, opts.taskQueue ?? DEFAULT_TASK_QUEUE);
@@ -70,13 +94,17 @@ export class TandemClient {
       workflowExecutionTimeout = Date.parse(valid.deadline) - Date.now();
       if (workflowExecutionTimeout <= 0) throw new Error(`deadline ${valid.deadline} is already in the past; set a later deadline or remove it`);
     }
+    await this.ensureSearchAttributes();
     const handle = await this.client.workflow.start('hybridPipeline', {
       taskQueue: this.taskQueue,
       workflowId: id,
-      args: [{ spec: valid, tuning: opts.tuning }],
+      args: [{ spec: valid, tuning: opts.tuning, resume: opts.resume }],
       workflowExecutionTimeout,
-      typedSearchAttributes: undefined,
-      memo: { tenant: valid.tenant, pipeline: valid.name, qos: valid.qos },
+      typedSearchAttributes: [
+        { key: SA_TENANT, value: valid.tenant },
+        { key: SA_PIPELINE, value: valid.name },
+      ],
+      memo: { tenant: valid.tenant, pipeline: valid.name, qos: valid.qos, ...(opts.resume ? { resumedFrom: opts.resume.from } : {}) },
     });
     return new PipelineHandle(handle);
   }

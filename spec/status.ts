@@ -20,6 +20,7 @@ export interface StageState {
 export type TimelineKind =
   | 'pipeline-started'
   | 'stage-started'
+  | 'stage-reused'
   | 'job-submitted'
   | 'job-adopted'
   | 'job-finished'
@@ -62,4 +63,6 @@ export interface PipelineStatus {
   stages: Record<StageName, StageState>;
   error?: string;
   result?: PipelineResult;
+  /** Set when this run resumes another. */
+  resumedFrom?: string;
 }

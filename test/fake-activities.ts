@@ -10,8 +10,8 @@ export interface FakeScript {
   jobStates?: Partial<Record<'preprocess' | 'train', JobStatus['state'][]>>;
   /** Make awaitJob for this stage block (heartbeating) until cancelled. */
   blockOn?: 'preprocess' | 'train';
-  /** Make the readiness gate fail. */
-  failGate?: boolean;
+  /** Make the readiness gate fail (every time, or only the first N times). */
+  failGate?: boolean | number;
 }
 
 export function fakeActivities(script: FakeScript = {}) {
@@ -59,7 +59,8 @@ export function fakeActivities(script: FakeScript = {}) {
     },
     async awaitReadiness() {
       calls.push('awaitReadiness');
-      if (script.failGate) throw ApplicationFailure.create({ type: 'GateFailed', nonRetryable: true, message: 'failed gate "models" (/v1/models answered 200 listing [])' });
+      const gateCalls = calls.filter((c) => c === 'awaitReadiness').length;
+      if (script.failGate === true || (typeof script.failGate === 'number' && gateCalls <= script.failGate)) throw ApplicationFailure.create({ type: 'GateFailed', nonRetryable: true, message: 'failed gate "models" (/v1/models answered 200 listing [])' });
       return { completion: 'positive (p=0.9)', models: ['test'] };
     },
     async undeployModel() {

@@ -8,6 +8,7 @@ import { Worker, bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { workflowBundle } from './helpers.js';
+import { PATCHES } from '../workflows/pipeline.js';
 
 const DIR = fileURLToPath(new URL('./histories/', import.meta.url));
 const histories = readdirSync(DIR)
@@ -28,6 +29,17 @@ describe('replay of recorded histories', () => {
     const types = new Set(histories.map((h) => h.history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name));
     expect([...types]).toEqual(['hybridPipeline']);
     expect(histories.length).toBeGreaterThanOrEqual(3);
+  });
+
+  test('every patch has histories recorded before and after it', () => {
+    const patchIdsIn = (h: (typeof histories)[number]['history']) =>
+      (h.events ?? [])
+        .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
+        .map((e) => Buffer.from(e.markerRecordedEventAttributes!.details!['patch-data']!.payloads![0]!.data!).toString('utf8'));
+    for (const id of Object.values(PATCHES)) {
+      expect(histories.filter((h) => patchIdsIn(h.history).some((d) => d.includes(id))).length).toBeGreaterThan(0);
+      expect(histories.filter((h) => h.file.includes(`.before-`) && !patchIdsIn(h.history).some((d) => d.includes(id))).length).toBeGreaterThan(0);
+    }
   });
 
   test.each(histories.map((h) => [h.file, h.history] as const))('%s replays deterministically on the current code', async (file, history) => {

@@ -6,6 +6,7 @@ import { mkdirSync, openSync, closeSync, readFileSync, existsSync } from 'node:f
 import { dirname, join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { ensureTemporal } from './temporal-binary.js';
+import { TANDEM_SEARCH_ATTRIBUTES } from '../spec/search-attributes.js';
 
 export interface DevServerOptions {
   /** SQLite file; a temporary one under the state dir when omitted. */
@@ -76,7 +77,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
     args.push('--headless');
   }
   // Search attributes that operators filter runs by (registered once; start-dev keeps them in SQLite).
-  for (const sa of ['TandemTenant=Keyword', 'TandemPipeline=Keyword', 'TandemStage=Keyword']) args.push('--search-attribute', sa);
+  for (const sa of TANDEM_SEARCH_ATTRIBUTES) args.push('--search-attribute', `${sa.name}=Keyword`);
   if (opts.namespace && opts.namespace !== 'default') args.push('--namespace', opts.namespace);
   const logFile = join(dirname(opts.dbFile), `temporal-${port}.log`);
   const out = openSync(logFile, 'a');

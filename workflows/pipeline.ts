@@ -4,11 +4,13 @@ import {
   ApplicationFailure,
   defineQuery,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   sleep,
   workflowInfo,
   TemporalFailure,
+  upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.js';
 import type { JobRef, JobStatus } from '../activities/types.js';
@@ -16,6 +18,7 @@ import { durationMs } from '../spec/duration.js';
 import { classifyJobState, FAILURES, NON_RETRYABLE_TYPES } from '../spec/outcome.js';
 import { STAGES, type PipelineSpec, type RetryOverride, type StageName } from '../spec/pipeline.js';
 import type { PipelineResult, PipelineStatus, StageState, TimelineEntry } from '../spec/status.js';
+import { SA_SITE, SA_STAGE } from '../spec/search-attributes.js';
 import { Saga } from './saga.js';
 
 type Activities = ReturnType<typeof createActivities>;
@@ -27,10 +30,24 @@ export interface PipelineTuning {
   pollMaxMs?: number;
 }
 
+/** A run that continues another: it shares that run's data and checkpoints and skips reused stages. */
+export interface ResumeInput {
+  /** The workflow id of the run being resumed. */
+  from: string;
+  /** The run directory key of the original (its workflow id, or its own runKey if it was a resume). */
+  runKey: string;
+  /** Stages that completed in the original and whose outputs are reused as they are. */
+  reuse: ('preprocess' | 'train')[];
+}
+
 export interface HybridPipelineInput {
   spec: PipelineSpec;
   tuning?: PipelineTuning;
+  resume?: ResumeInput;
 }
+
+/** Patch ids, newest last; each has recorded histories on both sides in test/histories/. */
+export const PATCHES = { searchAttributes: 'tandem-search-attributes' } as const;
 
 export const statusQuery = defineQuery<PipelineStatus>('status');
 export const timelineQuery = defineQuery<TimelineEntry[]>('timeline');
@@ -51,13 +68,15 @@ function retryDelayMs(retry: Required<RetryOverride>, attempt: number): number {
   return Math.min(base, durationMs(retry.maximumInterval));
 }
 
-export async function hybridPipeline({ spec, tuning = {} }: HybridPipelineInput): Promise<PipelineResult> {
+export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipelineInput): Promise<PipelineResult> {
   const { workflowId } = workflowInfo();
+  // Where this run's data and checkpoints live: its own id, or the original's when resuming.
+  const runKey = resume?.runKey ?? workflowId;
   const heartbeatTimeout = tuning.heartbeatTimeoutMs ?? 30_000;
   const pollMaxMs = tuning.pollMaxMs ?? 64_000;
   const timeline: TimelineEntry[] = [];
   const stages = Object.fromEntries(STAGES.map((s) => [s, { status: 'pending', attempts: 0 } as StageState])) as Record<StageName, StageState>;
-  const status: PipelineStatus = { workflowId, pipeline: spec.name, tenant: spec.tenant, phase: 'running', stages };
+  const status: PipelineStatus = { workflowId, pipeline: spec.name, tenant: spec.tenant, phase: 'running', stages, resumedFrom: resume?.from };
   setHandler(statusQuery, () => status);
   setHandler(timelineQuery, () => timeline);
 
@@ -80,6 +99,7 @@ export async function hybridPipeline({ spec, tuning = {} }: HybridPipelineInput)
     st.status = 'running';
     st.attempts = Math.max(st.attempts, 1);
     st.startedAt = now();
+    if (patched(PATCHES.searchAttributes)) upsertSearchAttributes([{ key: SA_STAGE, value: stage }]);
     record({ kind: 'stage-started', stage, message: `${stage} started` });
     return st;
   }
@@ -91,8 +111,14 @@ export async function hybridPipeline({ spec, tuning = {} }: HybridPipelineInput)
   }
 
   /** Submit → await → classify, with job-level retries per the stage's policy. */
-  async function runJobStage(stage: 'preprocess' | 'train', params: Record<string, string | number>): Promise<{ ref: JobRef; final: JobStatus; attempts: number }> {
+  async function runJobStage(stage: 'preprocess' | 'train', params: Record<string, string | number>): Promise<{ ref?: JobRef; final?: JobStatus; attempts: number }> {
     const cfg = spec.stages[stage];
+    if (resume?.reuse.includes(stage)) {
+      startStage(stage);
+      Object.assign(stages[stage], { attempts: 0 });
+      record({ kind: 'stage-reused', stage, message: `reused the output of ${resume.from}'s ${stage} stage` });
+      return { attempts: 0 };
+    }
     const retry = { ...DEFAULT_RETRY, ...spec.retry, ...cfg.retry } as Required<RetryOverride>;
     const walltime = durationMs(cfg.resources.walltime);
     const watch = proxyActivities<Activities>({
@@ -105,8 +131,9 @@ export async function hybridPipeline({ spec, tuning = {} }: HybridPipelineInput)
     for (let attempt = 1; ; attempt++) {
       st.attempts = attempt;
       const name = jobName(workflowId, stage, attempt);
-      const ref = await short.submitJob({ runId: workflowId, stage, name, runtime: cfg.runtime, command: cfg.command, env: cfg.env, resources: cfg.resources, params });
+      const ref = await short.submitJob({ runId: runKey, stage, name, runtime: cfg.runtime, command: cfg.command, env: cfg.env, resources: cfg.resources, params });
       Object.assign(st, { jobId: ref.jobId, runtime: ref.runtime, site: ref.site, status: 'running' });
+      if (patched(PATCHES.searchAttributes)) upsertSearchAttributes([{ key: SA_SITE, value: ref.site }]);
       record({ kind: ref.adopted ? 'job-adopted' : 'job-submitted', stage, attempt, jobId: ref.jobId, runtime: ref.runtime, site: ref.site, message: `${ref.adopted ? 'adopted existing' : 'submitted'} ${ref.runtime} job ${ref.jobId}` });
       const undoId = `cancel-${ref.jobId}`;
       saga.push({ id: undoId, description: `cancel ${stage} job ${ref.jobId}`, run: () => short.cancelJob(ref) });
@@ -137,11 +164,11 @@ export async function hybridPipeline({ spec, tuning = {} }: HybridPipelineInput)
 
     const tr = spec.stages.train;
     const train = await runJobStage('train', { steps: tr.steps, checkpoint_every: tr.checkpointEvery, learning_rate: tr.learningRate, step_delay_ms: tr.stepDelayMs });
-    finishStage('train', `trained ${train.final.progress?.step ?? tr.steps} steps in ${train.attempts} attempt(s)`);
+    finishStage('train', train.final ? `trained ${train.final.progress?.step ?? tr.steps} steps in ${train.attempts} attempt(s)` : 'reused');
 
     startStage('checkpoint');
-    const ckpt = await short.catalogCheckpoint({ runId: workflowId, verify: spec.stages.checkpoint.verify, keep: spec.stages.checkpoint.keep });
-    saga.push({ id: `withdraw-${ckpt.path}`, description: `withdraw checkpoint step ${ckpt.step} from the catalog`, run: () => short.withdrawCheckpoint({ runId: workflowId, path: ckpt.path }) });
+    const ckpt = await short.catalogCheckpoint({ runId: runKey, verify: spec.stages.checkpoint.verify, keep: spec.stages.checkpoint.keep });
+    saga.push({ id: `withdraw-${ckpt.path}`, description: `withdraw checkpoint step ${ckpt.step} from the catalog`, run: () => short.withdrawCheckpoint({ runId: runKey, path: ckpt.path }) });
     for (const s of ckpt.skipped) record({ kind: 'stage-started', stage: 'checkpoint', message: `skipped invalid checkpoint ${s.path}: ${s.reason}` });
     finishStage('checkpoint', `catalogued step ${ckpt.step} (${ckpt.path})`);
 
@@ -152,7 +179,7 @@ export async function hybridPipeline({ spec, tuning = {} }: HybridPipelineInput)
       startToCloseTimeout: '5m',
       retry: { ...activityRetry, maximumAttempts: dep.retry?.maxAttempts ?? spec.retry?.maxAttempts ?? 3 },
     });
-    const deployment = await deployActs.deployModel({ runId: workflowId, name: `${spec.name}-${workflowId}`.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 60), runtime: dep.runtime, model, checkpoint: ckpt.path, command: dep.command, env: dep.env });
+    const deployment = await deployActs.deployModel({ runId: runKey, name: `${spec.name}-${workflowId}`.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 60), runtime: dep.runtime, model, checkpoint: ckpt.path, command: dep.command, env: dep.env });
     saga.push({ id: `undeploy-${deployment.name}`, description: `tear down deployment ${deployment.name}`, run: () => short.undeployModel({ runtime: deployment.runtime, name: deployment.name }) });
     Object.assign(st, { runtime: deployment.runtime, jobId: deployment.name, site: deployment.endpoint });
     record({ kind: deployment.adopted ? 'job-adopted' : 'job-submitted', stage: 'deploy', runtime: deployment.runtime, message: `serving ${model} at ${deployment.endpoint}` });

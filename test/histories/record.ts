@@ -1,6 +1,7 @@
 // Records workflow histories as replay fixtures: `npm run histories:record`. Each scenario runs on a
 // fresh real dev server with scripted activities; the JSON lands in test/histories/ and
-// test/replay.test.ts replays every file there on each test run.
+// test/replay.test.ts replays every file there on each test run. Files named *.before-<patch>.json were
+// recorded before that patch and must keep replaying (patched() guards the change).
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

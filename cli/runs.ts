@@ -1,0 +1,138 @@
+// `tandem runs …`: operators list, inspect, replay, retry, resume and export pipeline runs.
+import { readFile, writeFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { Runs, type RunStatusFilter, type RunSummary } from '../sdk/runs.js';
+import type { RunReport } from '../sdk/history.js';
+import { loadPipelineSpec, type TandemClient } from '../sdk/client.js';
+import { historyFromFile, replayHistory, type ReplayVerdict } from '../workers/replay.js';
+import { elapsed } from './render.js';
+
+export function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
+  return rows.map((r) => r.map((cell, c) => (cell ?? '').padEnd(widths[c]!)).join('  ').trimEnd()).join('\n');
+}
+
+const when = (d?: Date) => (d ? d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '-');
+
+export function formatRunList(runs: RunSummary[]): string {
+  if (runs.length === 0) return 'no runs match';
+  return table([
+    ['ID', 'TYPE', 'TENANT', 'STATUS', 'STAGE', 'STARTED', 'DURATION'],
+    ...runs.map((r) => [r.id, r.type, r.tenant ?? '-', r.status, r.status === 'FAILED' ? `${r.stage ?? '-'} (failed)` : (r.stage ?? '-'), when(r.startedAt), elapsed(r.durationMs)]),
+  ]);
+}
+
+export function formatRunReport(r: RunReport & { runId: string }): string {
+  const dur = (a?: Date, b?: Date) => (a && b ? elapsed(b.getTime() - a.getTime()) : '-');
+  const lines = [
+    `Run        ${r.workflowId} (run ${r.runId})`,
+    `Type       ${r.type}${r.input?.spec ? `   pipeline ${r.input.spec.name}, tenant ${r.input.spec.tenant}, qos ${r.input.spec.qos}` : ''}`,
+    `Status     ${r.status}   started ${when(r.startedAt)}   duration ${dur(r.startedAt, r.closedAt ?? new Date())}`,
+  ];
+  if (r.input?.resume) lines.push(`Resumes    ${r.input.resume.from} (reusing ${r.input.resume.reuse.join(', ') || 'nothing'})`);
+  if (r.failure) lines.push(`Failure    ${r.failure.split('\n')[0]}`);
+  lines.push('', table([
+    ['STAGE', 'STATUS', 'ATTEMPTS', 'JOBS', 'DURATION'],
+    ...r.stages.map((s) => [s.name, s.status, String(s.attempts), s.jobs.map((j) => `${j.runtime}:${j.jobId}${j.state ? `=${j.state}` : ''}`).join(' ') || '-', dur(s.startedAt, s.finishedAt)]),
+  ]));
+  lines.push('', 'Activities');
+  lines.push(table([
+    ['#', 'ACTIVITY', 'STAGE', 'TRY', 'OUTCOME', 'DURATION', 'DETAIL'],
+    ...r.activities.map((a) => [String(a.scheduledEventId), a.compensation ? `↶ ${a.type}` : a.type, a.stage ?? '-', String(a.attempt), a.outcome, dur(a.scheduledAt, a.closedAt), a.error ? `${a.errorType ? `[${a.errorType}] ` : ''}${a.error.split('\n')[0]!.slice(0, 100)}` : '']),
+  ]));
+  return lines.join('\n');
+}
+
+export function formatVerdict(v: ReplayVerdict, name: string): string {
+  if (v.deterministic) return `${name}: deterministic — ${v.events} events of ${v.workflowType} replay on the current code`;
+  return `${name}: NOT deterministic — ${v.explanation}${v.eventId ? ` (event ${v.eventId})` : ''}.\nGuard the change with patched() (see README, "Replay"), or keep the old code path until such runs have closed.`;
+}
+
+export function registerRunsCommands(program: Command, connect: () => Promise<TandemClient>): void {
+  const runs = program.command('runs').description('inspect, replay, retry and resume runs (operators)');
+  const withRuns = async <T>(fn: (r: Runs) => Promise<T>): Promise<T> => {
+    const client = await connect();
+    try {
+      return await fn(new Runs(client));
+    } finally {
+      await client.close();
+    }
+  };
+
+  runs
+    .command('list')
+    .description('runs from Temporal visibility, newest first')
+    .option('--status <status>', 'failed | running | completed | cancelled | terminated | timed-out')
+    .option('--tenant <tenant>', 'only this tenant')
+    .option('--since <when>', 'started within a duration (24h, 7d) or since a date')
+    .option('--limit <n>', 'at most this many', '50')
+    .option('--json', 'machine-readable output')
+    .action((o: { status?: RunStatusFilter; tenant?: string; since?: string; limit: string; json?: boolean }) =>
+      withRuns(async (r) => {
+        const list = await r.list({ status: o.status, tenant: o.tenant, since: o.since, limit: Number(o.limit) });
+        console.log(o.json ? JSON.stringify(list, null, 2) : formatRunList(list));
+      }),
+    );
+
+  runs
+    .command('show <id>')
+    .description("a run's timeline from its history: stages, attempts, jobs, errors, compensations")
+    .option('--json', 'machine-readable output')
+    .action((id: string, o: { json?: boolean }) =>
+      withRuns(async (r) => {
+        const report = await r.show(id);
+        console.log(o.json ? JSON.stringify(report, null, 2) : formatRunReport(report));
+      }),
+    );
+
+  runs
+    .command('replay [id]')
+    .description('replay a run (or an exported history file) against the current workflow code')
+    .option('--file <history.json>', 'replay an exported history instead of fetching one')
+    .action(async (id: string | undefined, o: { file?: string }) => {
+      Runtime.install({ logger: new DefaultLogger('ERROR') });
+      let verdict: ReplayVerdict;
+      if (o.file) verdict = await replayHistory(historyFromFile(JSON.parse(await readFile(o.file, 'utf8'))));
+      else if (id) verdict = await withRuns(async (r) => replayHistory(historyFromFile(JSON.parse(await r.export(id)))));
+      else throw new Error('give a run id or --file <history.json>');
+      console.log(formatVerdict(verdict, o.file ?? id!));
+      if (!verdict.deterministic) process.exitCode = 1;
+    });
+
+  runs
+    .command('retry <id>')
+    .description('retry in place from the failed stage (or --node); earlier stages are not re-run')
+    .option('--node <stage>', 'the stage to re-run from: preprocess | train | checkpoint | deploy')
+    .action((id: string, o: { node?: string }) =>
+      withRuns(async (r) => {
+        const res = await r.retry(id, { node: o.node });
+        const extra = res.from !== res.requested ? ` (from ${res.from}: the failed run's compensation undid it)` : '';
+        console.log(`tandem: ${id} retrying from ${res.requested}${extra}; new run ${res.runId}. Follow with \`tandem status ${id}\`.`);
+      }),
+    );
+
+  runs
+    .command('resume <id>')
+    .description('a new run that reuses the completed stages and restores training from the latest checkpoint')
+    .option('--spec <file>', 'a corrected spec for the same pipeline')
+    .option('--id <newId>', 'workflow id of the new run')
+    .action((id: string, o: { spec?: string; id?: string }) =>
+      withRuns(async (r) => {
+        const spec = o.spec ? await loadPipelineSpec(o.spec) : undefined;
+        const handle = await r.resume(id, { spec, newId: o.id });
+        console.log(`tandem: resumed ${id} as ${handle.id}. Follow with \`tandem status ${handle.id}\`.`);
+      }),
+    );
+
+  runs
+    .command('export <id>')
+    .description('write the history as JSON (a replay fixture: copy it into test/histories/)')
+    .requiredOption('--out <file>', 'output file')
+    .action((id: string, o: { out: string }) =>
+      withRuns(async (r) => {
+        await writeFile(o.out, await r.export(id));
+        console.log(`tandem: wrote ${o.out}; add it to the replay suite with \`cp ${o.out} test/histories/\``);
+      }),
+    );
+}

@@ -1,0 +1,10 @@
+// Search attributes Tandem registers and sets, so operators can filter runs in visibility
+// (`tandem runs list --tenant …`, the Web UI). Sandbox-safe: workflows upsert the stage.
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+export const SA_TENANT = defineSearchAttributeKey('TandemTenant', SearchAttributeType.KEYWORD);
+export const SA_PIPELINE = defineSearchAttributeKey('TandemPipeline', SearchAttributeType.KEYWORD);
+export const SA_STAGE = defineSearchAttributeKey('TandemStage', SearchAttributeType.KEYWORD);
+export const SA_SITE = defineSearchAttributeKey('TandemSite', SearchAttributeType.KEYWORD);
+
+export const TANDEM_SEARCH_ATTRIBUTES = [SA_TENANT, SA_PIPELINE, SA_STAGE, SA_SITE];
