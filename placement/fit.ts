@@ -1,0 +1,218 @@
+// Where a job's slots go right now (or at a future time, on a projected view of the cluster).
+// Topology-aware: one NVLink domain if possible, else one IB island, else the fewest islands of one
+// cluster; best-fit inside a group so large holes stay whole; coolest rack first on ties. With
+// topology off it is a greedy first-fit in inventory order (the Kubernetes-default-like baseline).
+import type { ClusterState } from './state.js';
+import { QOS_RULES, type JobRequest, type PolicyConfig } from './types.js';
+
+/** Resource use per node the fit works against: the live state, or a projection of it. */
+export interface View {
+  usedCpu: Float64Array;
+  usedGpu: Float64Array;
+  usedMem: Float64Array;
+  /** True only for the live state, whose island aggregates let whole islands be skipped. */
+  live: boolean;
+}
+
+export interface Fit {
+  nodes: number[];
+  slots: number[];
+  /** Some slot sits beyond a node's physical capacity (allowed only for oversubscribing classes). */
+  oversubscribed: boolean;
+}
+
+const EPS = 1e-9;
+
+export const liveView = (s: ClusterState): View => ({ usedCpu: s.usedCpu, usedGpu: s.usedGpu, usedMem: s.usedMem, live: true });
+
+export function copyView(s: ClusterState, v: View = liveView(s)): View {
+  return { usedCpu: Float64Array.from(v.usedCpu), usedGpu: Float64Array.from(v.usedGpu), usedMem: Float64Array.from(v.usedMem), live: false };
+}
+
+export function mayOversubscribe(job: JobRequest, pol: PolicyConfig): boolean {
+  return pol.oversubscription && QOS_RULES[job.qos].oversubscribe;
+}
+
+export function eligible(s: ClusterState, i: number, job: JobRequest): boolean {
+  if (s.down[i]) return false;
+  if (job.gpuModel !== undefined && job.per.gpus > 0 && s.gpuModel[i] !== job.gpuModel) return false;
+  const types = s.jobTypes[i];
+  return types === undefined || types.includes(job.type);
+}
+
+/** How many of the job's slots node i can take on view v. */
+export function slotsOn(s: ClusterState, v: View, i: number, job: JobRequest, os: boolean): number {
+  if (!eligible(s, i, job)) return 0;
+  const { per } = job;
+  let k = job.maxPerNode ?? Number.MAX_SAFE_INTEGER;
+  if (per.cpus > 0) k = Math.min(k, Math.floor((s.capCpu[i] * (os ? s.osCpu[i] : 1) - v.usedCpu[i] + EPS) / per.cpus));
+  if (per.gpus > 0) k = Math.min(k, Math.floor((s.capGpu[i] * (os ? s.osGpu[i] : 1) - v.usedGpu[i] + EPS) / per.gpus));
+  if (per.memoryMB > 0) k = Math.min(k, Math.floor((s.capMem[i] - v.usedMem[i] + EPS) / per.memoryMB));
+  return k > 0 ? k : 0;
+}
+
+function overPhysical(s: ClusterState, v: View, i: number, job: JobRequest, k: number): boolean {
+  return v.usedCpu[i] + job.per.cpus * k > s.capCpu[i] + EPS || v.usedGpu[i] + job.per.gpus * k > s.capGpu[i] + EPS;
+}
+
+/** Cheap necessary condition: can the island's physical free capacity hold even one slot? */
+function islandMayHold(s: ClusterState, isl: number, job: JobRequest): boolean {
+  return s.islandFreeCpu[isl] + EPS >= job.per.cpus && s.islandFreeGpu[isl] + EPS >= job.per.gpus;
+}
+
+export function findFit(s: ClusterState, v: View, job: JobRequest, pol: PolicyConfig): Fit | undefined {
+  const os = mayOversubscribe(job, pol);
+  const need = job.count;
+  if (need <= 0) return undefined;
+  // Whole-cluster bound on physical capacity; oversubscribing classes see up to the largest ratio.
+  if (v.live && !os && (need * job.per.cpus > s.freeCpu + EPS || need * job.per.gpus > s.freeGpu + EPS || need * job.per.memoryMB > s.freeMem + EPS)) return undefined;
+  return pol.topology ? topologyFit(s, v, job, pol, os, need) : firstFit(s, v, job, os, need);
+}
+
+function firstFit(s: ClusterState, v: View, job: JobRequest, os: boolean, need: number): Fit | undefined {
+  const nodes: number[] = [];
+  const slots: number[] = [];
+  let rem = need;
+  // One cluster per gang: first-fit within the first cluster that can hold it all.
+  let clusterKey = '';
+  for (let i = 0; i < s.n && rem > 0; i++) {
+    const k = slotsOn(s, v, i, job, os);
+    if (k === 0) continue;
+    const key = `${s.site[i]}/${s.cluster[i]}`;
+    if (nodes.length && key !== clusterKey) continue;
+    clusterKey = key;
+    const take = Math.min(k, rem);
+    nodes.push(i);
+    slots.push(take);
+    rem -= take;
+  }
+  if (rem > 0) return undefined;
+  return { nodes, slots, oversubscribed: nodes.some((i, k) => overPhysical(s, v, i, job, slots[k])) };
+}
+
+interface Scratch {
+  slots: Int32Array;
+  islandSum: Float64Array;
+  domainSum: Float64Array;
+}
+const scratch = new WeakMap<ClusterState, Scratch>();
+
+function scratchOf(s: ClusterState): Scratch {
+  let sc = scratch.get(s);
+  if (!sc) scratch.set(s, (sc = { slots: new Int32Array(s.n), islandSum: new Float64Array(s.islands.length), domainSum: new Float64Array(s.domains.length) }));
+  return sc;
+}
+
+function topologyFit(s: ClusterState, v: View, job: JobRequest, pol: PolicyConfig, os: boolean, need: number): Fit | undefined {
+  const sc = scratchOf(s);
+  const { slots, islandSum, domainSum } = sc;
+  const useDomains = job.per.gpus > 0 && s.domains.length > 0;
+  if (useDomains) domainSum.fill(0);
+  let total = 0;
+  for (let isl = 0; isl < s.islands.length; isl++) {
+    islandSum[isl] = 0;
+    const members = s.islands[isl].nodes;
+    if (v.live && !os && !islandMayHold(s, isl, job)) {
+      for (const i of members) slots[i] = 0;
+      continue;
+    }
+    let sum = 0;
+    for (const i of members) {
+      const k = slotsOn(s, v, i, job, os);
+      slots[i] = k;
+      sum += k;
+      if (useDomains && k > 0 && s.domainOf[i] >= 0) domainSum[s.domainOf[i]] += k;
+    }
+    islandSum[isl] = sum;
+    total += sum;
+  }
+  if (total < need) return undefined;
+
+  const groupTemp = (nodes: number[]) => {
+    if (!pol.thermal) return 0;
+    let t = 0;
+    for (const i of nodes) t += s.temp[i];
+    return t / nodes.length;
+  };
+  /** Best fit: the group whose capacity exceeds the need by the least; cooler, then earlier, on ties. */
+  const bestGroup = (groups: { nodes: number[] }[], sums: Float64Array): number => {
+    let best = -1;
+    let bestLeft = Infinity;
+    let bestTemp = Infinity;
+    for (let g = 0; g < groups.length; g++) {
+      if (sums[g] < need) continue;
+      const left = sums[g] - need;
+      if (left > bestLeft) continue;
+      const t = groupTemp(groups[g].nodes);
+      if (left < bestLeft || t < bestTemp) {
+        best = g;
+        bestLeft = left;
+        bestTemp = t;
+      }
+    }
+    return best;
+  };
+
+  if (useDomains) {
+    const d = bestGroup(s.domains, domainSum);
+    if (d >= 0) return pick(s, v, job, slots, s.domains[d].nodes, need, pol);
+  }
+  const isl = bestGroup(s.islands, islandSum);
+  if (isl >= 0) return pick(s, v, job, slots, s.islands[isl].nodes, need, pol);
+  if (job.strictIsland) return undefined;
+
+  // Span the fewest islands of one cluster: largest islands first.
+  const byCluster = new Map<string, number[]>();
+  for (let g = 0; g < s.islands.length; g++) {
+    if (islandSum[g] <= 0) continue;
+    const first = s.islands[g].nodes[0];
+    const key = `${s.site[first]}/${s.cluster[first]}`;
+    const list = byCluster.get(key);
+    if (list) list.push(g);
+    else byCluster.set(key, [g]);
+  }
+  let bestList: number[] | undefined;
+  for (const list of byCluster.values()) {
+    list.sort((a, b) => islandSum[b] - islandSum[a] || groupTemp(s.islands[a].nodes) - groupTemp(s.islands[b].nodes) || a - b);
+    let acc = 0;
+    let used = 0;
+    for (const g of list) {
+      if (acc >= need) break;
+      acc += islandSum[g];
+      used++;
+    }
+    if (acc >= need && (!bestList || used < bestList.length)) bestList = list.slice(0, used);
+  }
+  if (!bestList) return undefined;
+  const members: number[] = [];
+  for (const g of bestList) for (const i of s.islands[g].nodes) members.push(i);
+  return pick(s, v, job, slots, members, need, pol);
+}
+
+/** Inside a chosen group: a single best-fit node when one can finish the job, else the largest first. */
+function pick(s: ClusterState, v: View, job: JobRequest, slots: Int32Array, members: number[], need: number, pol: PolicyConfig): Fit | undefined {
+  const cand = members.filter((i) => slots[i] > 0);
+  const cooler = (a: number, b: number) => (pol.thermal ? s.temp[a] - s.temp[b] : 0) || a - b;
+  const nodes: number[] = [];
+  const taken: number[] = [];
+  let rem = need;
+  const used = new Set<number>();
+  while (rem > 0) {
+    let single = -1;
+    let largest = -1;
+    for (const i of cand) {
+      if (used.has(i)) continue;
+      const k = slots[i];
+      if (k >= rem && (single < 0 || k < slots[single] || (k === slots[single] && cooler(i, single) < 0))) single = i;
+      if (largest < 0 || k > slots[largest] || (k === slots[largest] && cooler(i, largest) < 0)) largest = i;
+    }
+    const i = single >= 0 ? single : largest;
+    if (i < 0) return undefined;
+    const take = Math.min(slots[i], rem);
+    used.add(i);
+    nodes.push(i);
+    taken.push(take);
+    rem -= take;
+  }
+  return { nodes, slots: taken, oversubscribed: nodes.some((i, k) => overPhysical(s, v, i, job, taken[k])) };
+}

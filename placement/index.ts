@@ -1,0 +1,6 @@
+// Public surface of the pure placement engine (safe to import from workflows).
+export * from './types.js';
+export { ClusterState, type Allocation } from './state.js';
+export { schedule, decide, type PassOptions } from './engine.js';
+export { findFit, liveView, slotsOn, type Fit, type View } from './fit.js';
+export { demand, dominant, entitlement } from './policies.js';

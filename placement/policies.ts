@@ -1,0 +1,189 @@
+// Admission policies that do not depend on where a job lands: tenant quotas, QoS burst limits and
+// guarantees (weighted DRF entitlements), queue order, deadlines and price.
+import type { Allocation, ClusterState, Usage } from './state.js';
+import type { Fit } from './fit.js';
+import { PRICE_RULES, QOS_RULES, type JobRequest, type PolicyConfig, type TenantSpec } from './types.js';
+
+export function demand(job: JobRequest): Usage {
+  return { cpus: job.per.cpus * job.count, gpus: job.per.gpus * job.count, mem: job.per.memoryMB * job.count };
+}
+
+const tenantOf = (pol: PolicyConfig, name: string): TenantSpec | undefined => pol.tenants.find((t) => t.name === name);
+
+/** The tenant's fair share of the cluster per resource: capacity × weight / Σ weights. */
+export function entitlement(s: ClusterState, pol: PolicyConfig, tenant: string): Usage | undefined {
+  const t = tenantOf(pol, tenant);
+  if (!t) return undefined;
+  const total = pol.tenants.reduce((a, x) => a + (x.weight ?? 1), 0);
+  const f = (t.weight ?? 1) / total;
+  return { cpus: s.totalCpu * f, gpus: s.totalGpu * f, mem: s.totalMem * f };
+}
+
+/** Dominant share of `u` relative to `base` (DRF): the largest per-resource fraction. */
+export function dominant(u: Usage, base: Usage): number {
+  let d = 0;
+  if (base.cpus > 0) d = Math.max(d, u.cpus / base.cpus);
+  if (base.gpus > 0) d = Math.max(d, u.gpus / base.gpus);
+  if (base.mem > 0) d = Math.max(d, u.mem / base.mem);
+  return d;
+}
+
+const add = (a: Usage, b: Usage, sign = 1): Usage => ({ cpus: a.cpus + sign * b.cpus, gpus: a.gpus + sign * b.gpus, mem: a.mem + sign * b.mem });
+
+export interface Limit {
+  reason: 'quota' | 'qos-burst';
+  /** Returns true when usage u stays within the limit. */
+  within: (u: Usage) => boolean;
+  describe: string;
+}
+
+/** The hard limits the job's tenant and class impose (quota caps; the class's burst ceiling). */
+export function limitsFor(s: ClusterState, pol: PolicyConfig, job: JobRequest): Limit[] {
+  const out: Limit[] = [];
+  const t = tenantOf(pol, job.tenant);
+  if (pol.quotas && t?.quota) {
+    const q = t.quota;
+    out.push({
+      reason: 'quota',
+      within: (u) => (q.cpus === undefined || u.cpus <= q.cpus + 1e-9) && (q.gpus === undefined || u.gpus <= q.gpus + 1e-9) && (q.memoryMB === undefined || u.mem <= q.memoryMB + 1e-9),
+      describe: `tenant ${job.tenant} quota (${[q.cpus !== undefined ? `${q.cpus} CPUs` : '', q.gpus !== undefined ? `${q.gpus} GPUs` : '', q.memoryMB !== undefined ? `${q.memoryMB} MB` : ''].filter(Boolean).join(', ')})`,
+    });
+  }
+  const e = pol.qos ? entitlement(s, pol, job.tenant) : undefined;
+  if (e) {
+    const burst = QOS_RULES[job.qos].burst;
+    out.push({ reason: 'qos-burst', within: (u) => dominant(u, e) <= burst + 1e-9, describe: `${job.qos} burst limit (${Math.round(burst * 100)}% of tenant ${job.tenant}'s entitlement)` });
+  }
+  return out;
+}
+
+export type LimitCheck = { ok: true } | { ok: false; never: boolean; limit: Limit; at: number };
+
+/** Checks the job against its limits; when blocked, estimates when the tenant's running jobs free enough. */
+export function checkLimits(s: ClusterState, pol: PolicyConfig, job: JobRequest, now: number): LimitCheck {
+  const need = demand(job);
+  for (const limit of limitsFor(s, pol, job)) {
+    let u = add(s.usage(job.tenant), need);
+    if (limit.within(u)) continue;
+    if (!limit.within(need)) return { ok: false, never: true, limit, at: Infinity };
+    let at = Infinity;
+    for (const a of s.runningOf(job.tenant)) {
+      u = add(u, demand(a.job), -1);
+      if (limit.within(u)) {
+        at = Math.max(now, a.estEnd);
+        break;
+      }
+    }
+    return { ok: false, never: false, limit, at };
+  }
+  return { ok: true };
+}
+
+/** QoS guarantee: may this job preempt `victim` because its tenant is below its guarantee and the victim's tenant is borrowing? */
+export function guaranteeAllows(s: ClusterState, pol: PolicyConfig, job: JobRequest, victim: JobRequest): boolean {
+  if (!pol.qos || victim.tenant === job.tenant) return false;
+  const ej = entitlement(s, pol, job.tenant);
+  const ev = entitlement(s, pol, victim.tenant);
+  if (!ej || !ev) return false;
+  const after = dominant(add(s.usage(job.tenant), demand(job)), ej);
+  const victimShare = dominant(s.usage(victim.tenant), ev);
+  return after <= QOS_RULES[job.qos].guarantee + 1e-9 && victimShare > QOS_RULES[victim.qos].guarantee + 1e-9;
+}
+
+/** Tiresias-style discretised least-attained-service queue index (0 = least served). */
+export function lasQueue(pol: PolicyConfig, job: JobRequest): number {
+  const a = job.attained ?? 0;
+  let q = 0;
+  while (q < pol.lasThresholds.length && a >= pol.lasThresholds[q]) q++;
+  return q;
+}
+
+/** Rank for preemption: a job may only displace strictly lower-ranked jobs. */
+export function rank(pol: PolicyConfig, job: JobRequest): number {
+  return pol.order === 'las' ? -lasQueue(pol, job) : job.priority;
+}
+
+/** Deadline-urgent: it must start within one walltime of now to finish in time. */
+export function urgent(pol: PolicyConfig, job: JobRequest, now: number): boolean {
+  return pol.deadlines && job.deadline !== undefined && job.deadline - job.walltime - now <= job.walltime;
+}
+
+const cmpId = (a: JobRequest, b: JobRequest) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+function baseCompare(pol: PolicyConfig, now: number): (a: JobRequest, b: JobRequest) => number {
+  const lead = (a: JobRequest, b: JobRequest) => Number(urgent(pol, b, now)) - Number(urgent(pol, a, now)) || (pol.deadlines && urgent(pol, a, now) ? (a.deadline ?? 0) - (b.deadline ?? 0) : 0);
+  const tolerant = (a: JobRequest, b: JobRequest) => (pol.order === 'fairshare' || pol.order === 'priority' ? Number(a.delayTolerant ?? false) - Number(b.delayTolerant ?? false) : 0);
+  switch (pol.order) {
+    case 'fcfs':
+      return (a, b) => lead(a, b) || a.submit - b.submit || cmpId(a, b);
+    case 'sjf':
+      return (a, b) => lead(a, b) || a.walltime - b.walltime || a.submit - b.submit || cmpId(a, b);
+    case 'las':
+      return (a, b) => lead(a, b) || lasQueue(pol, a) - lasQueue(pol, b) || a.submit - b.submit || cmpId(a, b);
+    case 'priority':
+    case 'fairshare':
+      return (a, b) => lead(a, b) || b.priority - a.priority || tolerant(a, b) || a.submit - b.submit || cmpId(a, b);
+  }
+}
+
+/**
+ * The order in which a pass considers jobs. Weighted DRF interleaves tenants: the next job comes from
+ * the tenant with the smallest dominant share / weight, counting what this pass has already started.
+ * Returns an iterator so that starts made during the pass move the shares.
+ */
+export function* queueOrder(s: ClusterState, pol: PolicyConfig, queue: JobRequest[], now: number): Generator<JobRequest> {
+  const cmp = baseCompare(pol, now);
+  const sorted = [...queue].sort(cmp);
+  if (!(pol.order === 'fairshare' && pol.fairShare)) {
+    yield* sorted;
+    return;
+  }
+  const byTenant = new Map<string, JobRequest[]>();
+  for (const j of sorted) {
+    const l = byTenant.get(j.tenant);
+    if (l) l.push(j);
+    else byTenant.set(j.tenant, [j]);
+  }
+  const total = { cpus: s.totalCpu, gpus: s.totalGpu, mem: s.totalMem };
+  const weight = (t: string) => pol.tenants.find((x) => x.name === t)?.weight ?? 1;
+  const heads = [...byTenant.entries()].map(([t, list]) => ({ t, list, at: 0 }));
+  for (;;) {
+    let best: (typeof heads)[number] | undefined;
+    let bestKey = Infinity;
+    for (const h of heads) {
+      if (h.at >= h.list.length) continue;
+      const j = h.list[h.at];
+      // Deadline-urgent and higher-priority work is not held back by fair share.
+      const key = (urgent(pol, j, now) ? -2e9 : 0) - j.priority * 1e6 + dominant(s.usage(h.t), total) / weight(h.t);
+      if (key < bestKey || (key === bestKey && best && cmp(j, best.list[best.at]) < 0)) {
+        best = h;
+        bestKey = key;
+      }
+    }
+    if (!best) return;
+    yield best.list[best.at++];
+  }
+}
+
+/** Price of running the job on the fit for its walltime, with the cost policy's modifiers. */
+export function priceOf(s: ClusterState, pol: PolicyConfig, job: JobRequest, fit: Fit, inOneNvlinkDomain: boolean): number {
+  let perHour = 0;
+  for (let k = 0; k < fit.nodes.length; k++) {
+    const p = s.price[fit.nodes[k]];
+    perHour += fit.slots[k] * (job.per.cpus * p.cpuHour + job.per.gpus * p.gpuHour);
+  }
+  let price = (perHour * job.walltime) / 3600;
+  if (pol.cost) {
+    if (job.needsNvlink && inOneNvlinkDomain) price *= 1 + PRICE_RULES.nvlinkSurcharge;
+    if (job.delayTolerant) price *= 1 - PRICE_RULES.delayTolerantDiscount;
+  }
+  return Math.round(price * 100) / 100;
+}
+
+/** Work a victim loses if preempted now: everything since start, or since its last checkpoint. */
+export function lostWork(a: Allocation, now: number, checkpointEvery = 600): number {
+  const elapsed = Math.max(0, now - a.start);
+  const lost = a.job.checkpointable ? Math.min(elapsed, checkpointEvery) : elapsed;
+  const d = demand(a.job);
+  return lost * (d.cpus + 10 * d.gpus);
+}

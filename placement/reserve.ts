@@ -1,0 +1,112 @@
+// Reservations for blocked jobs (EASY: the first; conservative: every one up to a depth) and the
+// backfill test: a later job may start now only if every reservation it overlaps keeps what it needs.
+import { copyView, findFit, liveView, type Fit, type View } from './fit.js';
+import type { ClusterState } from './state.js';
+import type { JobRequest, PolicyConfig } from './types.js';
+
+export interface Reservation {
+  jobId: string;
+  at: number;
+  end: number;
+  fit: Fit;
+  /** Per reserved node: what is left at `at` after the reserved job takes its share. */
+  spare: Map<number, { cpus: number; gpus: number; mem: number }>;
+  /** The reserved job's own use per node, so later reservations can plan around it. */
+  hold: Map<number, { cpus: number; gpus: number; mem: number }>;
+}
+
+function holdOf(job: JobRequest, fit: Fit) {
+  const hold = new Map<number, { cpus: number; gpus: number; mem: number }>();
+  fit.nodes.forEach((i, k) => hold.set(i, { cpus: job.per.cpus * fit.slots[k], gpus: job.per.gpus * fit.slots[k], mem: job.per.memoryMB * fit.slots[k] }));
+  return hold;
+}
+
+/**
+ * Earliest time the job fits if running jobs end at their estimates and earlier reservations keep
+ * their nodes: releases are replayed in order of estimated end on a projected view.
+ */
+export function reserve(s: ClusterState, job: JobRequest, now: number, pol: PolicyConfig, earlier: Reservation[]): Reservation | undefined {
+  const view = copyView(s);
+  const ends = [...s.running.values()].sort((a, b) => a.estEnd - b.estEnd || (a.job.id < b.job.id ? -1 : 1));
+  const times: number[] = [now];
+  for (const a of ends) times.push(Math.max(now, a.estEnd));
+  for (const r of earlier) times.push(r.end);
+  times.sort((a, b) => a - b);
+  let next = 0;
+  let last = -Infinity;
+  // Necessary condition before the (costly) fit: enough physical capacity freed overall.
+  const osBound = pol.oversubscription;
+  let freeCpu = s.freeCpu;
+  let freeGpu = s.freeGpu;
+  const needCpu = job.per.cpus * job.count;
+  const needGpu = job.per.gpus * job.count;
+  for (const t of times) {
+    if (t === last) continue;
+    last = t;
+    while (next < ends.length && Math.max(now, ends[next].estEnd) <= t) {
+      const a = ends[next++];
+      for (let k = 0; k < a.nodes.length; k++) {
+        const i = a.nodes[k];
+        view.usedCpu[i] -= a.job.per.cpus * a.slots[k];
+        view.usedGpu[i] -= a.job.per.gpus * a.slots[k];
+        view.usedMem[i] -= a.job.per.memoryMB * a.slots[k];
+      }
+      freeCpu += a.job.per.cpus * a.job.count;
+      freeGpu += a.job.per.gpus * a.job.count;
+    }
+    if (!osBound && (needCpu > freeCpu + 1e-9 || needGpu > freeGpu + 1e-9)) continue;
+    const overlapping = earlier.filter((r) => r.at < t + job.walltime && r.end > t);
+    let v: View = view;
+    if (overlapping.length) {
+      v = copyView(s, view);
+      for (const r of overlapping)
+        for (const [i, h] of r.hold) {
+          v.usedCpu[i] += h.cpus;
+          v.usedGpu[i] += h.gpus;
+          v.usedMem[i] += h.mem;
+        }
+    }
+    const fit = findFit(s, v, job, pol);
+    if (!fit) continue;
+    const hold = holdOf(job, fit);
+    const spare = new Map<number, { cpus: number; gpus: number; mem: number }>();
+    for (const [i, h] of hold) spare.set(i, { cpus: s.capCpu[i] - v.usedCpu[i] - h.cpus, gpus: s.capGpu[i] - v.usedGpu[i] - h.gpus, mem: s.capMem[i] - v.usedMem[i] - h.mem });
+    return { jobId: job.id, at: t, end: t + job.walltime, fit, spare, hold };
+  }
+  return undefined;
+}
+
+/** Can `job` start now on `fit` without delaying any reservation? Commits the use when it can. */
+export function backfillAllowed(job: JobRequest, fit: Fit, now: number, reservations: Reservation[], commit: boolean, extraNodes = true): boolean {
+  const end = now + job.walltime;
+  const touched: { r: Reservation; i: number; c: number; g: number; m: number }[] = [];
+  for (const r of reservations) {
+    if (r.at >= end) continue; // finishes (by its estimate) before the reservation begins
+    if (!extraNodes) return false;
+    for (let k = 0; k < fit.nodes.length; k++) {
+      const sp = r.spare.get(fit.nodes[k]);
+      if (!sp) continue;
+      const c = job.per.cpus * fit.slots[k];
+      const g = job.per.gpus * fit.slots[k];
+      const m = job.per.memoryMB * fit.slots[k];
+      if (sp.cpus - c < -1e-9 || sp.gpus - g < -1e-9 || sp.mem - m < -1e-9) return false;
+      touched.push({ r, i: fit.nodes[k], c, g, m });
+    }
+  }
+  if (commit)
+    for (const t of touched) {
+      const sp = t.r.spare.get(t.i)!;
+      sp.cpus -= t.c;
+      sp.gpus -= t.g;
+      sp.mem -= t.m;
+    }
+  return true;
+}
+
+/** Does the job fit on the cluster at all (everything idle)? Cached per job shape. */
+export function fitsEmpty(s: ClusterState, job: JobRequest, pol: PolicyConfig): boolean {
+  const empty: View = { usedCpu: new Float64Array(s.n), usedGpu: new Float64Array(s.n), usedMem: new Float64Array(s.n), live: false };
+  return findFit(s, empty, job, pol) !== undefined;
+}
+
+export { liveView };

@@ -1,0 +1,187 @@
+// Inputs and outputs of the placement engine. Plain data only (structured-clone and JSON safe), so an
+// activity can build an inventory from live state and a workflow can carry a decision in its history.
+
+export type JobType = 'hpc-mpi' | 'ai-training' | 'inference' | 'hybrid';
+export type QosClass = 'gold' | 'silver' | 'bronze';
+
+/** Per-hour prices of one node's resources, in an arbitrary currency unit. */
+export interface NodePrice {
+  cpuHour: number;
+  gpuHour: number;
+}
+
+export interface NodeSpec {
+  id: string;
+  cpus: number;
+  gpus: number;
+  gpuModel?: string;
+  memoryMB: number;
+  /** GPUs inside one NVLink domain talk at NVLink speed; spanning domains falls back to PCIe/IB. */
+  nvlinkDomain?: string;
+  /** InfiniBand island / leaf switch: MPI traffic inside one island never crosses the spine. */
+  ibIsland?: string;
+  rack?: string;
+  /** Inlet temperature of the node's rack (°C); cooler racks win ties. */
+  rackTempC?: number;
+  powerW?: number;
+  price?: NodePrice;
+  /** Not schedulable (drained, down). */
+  down?: boolean;
+}
+
+export interface PartitionSpec {
+  name: string;
+  nodes: NodeSpec[];
+  /** Job types the partition accepts; all when absent. */
+  jobTypes?: JobType[];
+  /** Oversubscription ratios the partition permits (e.g. cpu 1.2, gpu 1.05); 1:1 when absent. */
+  oversubscription?: { cpu?: number; gpu?: number };
+}
+
+export interface ClusterSpec {
+  name: string;
+  partitions: PartitionSpec[];
+}
+
+export interface SiteSpec {
+  name: string;
+  clusters: ClusterSpec[];
+}
+
+export interface Inventory {
+  sites: SiteSpec[];
+}
+
+/** A job asks for `count` identical slots; a gang job gets all of them at once or none. */
+export interface JobRequest {
+  id: string;
+  type: JobType;
+  tenant: string;
+  qos: QosClass;
+  priority: number;
+  /** Seconds since an arbitrary epoch shared with `now`. */
+  submit: number;
+  /** Number of slots (MPI ranks, GPUs, nodes) — the gang size. */
+  count: number;
+  /** Resources of one slot. */
+  per: { cpus: number; gpus: number; memoryMB: number };
+  /** At most this many slots on one node; 1 means "whole-node gang members" (e.g. Slurm -N n). */
+  maxPerNode?: number;
+  gpuModel?: string;
+  needsNvlink?: boolean;
+  needsIb?: boolean;
+  /** Refuse to span IB islands even when that would let it start now. */
+  strictIsland?: boolean;
+  /** Walltime estimate (s): used for reservations and backfill. */
+  walltime: number;
+  deadline?: number;
+  delayTolerant?: boolean;
+  checkpointable?: boolean;
+  /** GPU-seconds already received (for least-attained-service ordering). */
+  attained?: number;
+}
+
+export interface SlotAssignment {
+  node: string;
+  slots: number;
+  cpus: number;
+  gpus: number;
+  memoryMB: number;
+}
+
+export interface Placement {
+  site: string;
+  cluster: string;
+  partition: string;
+  nodes: SlotAssignment[];
+  nvlinkDomains: number;
+  ibIslands: number;
+}
+
+interface DecisionBase {
+  jobId: string;
+  explanation: string;
+}
+
+export type Decision =
+  | (DecisionBase & { kind: 'start'; placement: Placement; price: number; backfilled?: boolean; oversubscribed?: boolean })
+  | (DecisionBase & { kind: 'preempt'; placement: Placement; victims: string[]; price: number })
+  | (DecisionBase & { kind: 'reserve'; at: number; placement?: Placement; price: number; reason: 'resources' | 'quota' | 'qos-burst' })
+  | (DecisionBase & { kind: 'reject'; reason: string });
+
+export interface TenantSpec {
+  name: string;
+  /** Fair-share weight (weighted DRF). */
+  weight?: number;
+  /** Hard caps; never exceeded. */
+  quota?: { cpus?: number; gpus?: number; memoryMB?: number };
+}
+
+export type QueueOrder = 'fcfs' | 'sjf' | 'priority' | 'fairshare' | 'las';
+
+export interface PolicyConfig {
+  order: QueueOrder;
+  quotas: boolean;
+  fairShare: boolean;
+  qos: boolean;
+  preemption: boolean;
+  backfill: 'none' | 'easy' | 'conservative';
+  /** Topology-aware packing; false is a greedy first-fit over nodes in inventory order. */
+  topology: boolean;
+  oversubscription: boolean;
+  deadlines: boolean;
+  cost: boolean;
+  thermal: boolean;
+  /**
+   * EASY's second rule: a job that outlasts the reservation may still start on nodes the reserved job
+   * does not need. Off gives the shadow-time-only variant RLScheduler's HPCSim implements.
+   */
+  backfillExtraNodes: boolean;
+  /** Conservative backfill reserves at most this many blocked jobs per pass (like Slurm's bf_max_job_test). */
+  reservationDepth: number;
+  /** Least-attained-service queue thresholds in GPU-seconds (Tiresias' discretised queues). */
+  lasThresholds: number[];
+  tenants: TenantSpec[];
+}
+
+export interface QosRule {
+  /** Share of the tenant's entitlement the class is guaranteed (it may preempt borrowers below it). */
+  guarantee: number;
+  /** Share of the entitlement the class may never exceed. */
+  burst: number;
+  oversubscribe: boolean;
+}
+
+/** The reference design's QoS table: minimum guarantee / burst limit of the tenant's entitlement. */
+export const QOS_RULES: Record<QosClass, QosRule> = {
+  gold: { guarantee: 1.0, burst: 1.2, oversubscribe: false },
+  silver: { guarantee: 0.8, burst: 1.0, oversubscribe: true },
+  bronze: { guarantee: 0.5, burst: 0.8, oversubscribe: true },
+};
+
+export const OVERSUBSCRIPTION_DEFAULT = { cpu: 1.2, gpu: 1.05 } as const;
+
+/** Price modifiers of the cost policy. */
+export const PRICE_RULES = { nvlinkSurcharge: 0.2, delayTolerantDiscount: 0.3 } as const;
+
+export const DEFAULT_POLICY: PolicyConfig = {
+  order: 'fairshare',
+  quotas: true,
+  fairShare: true,
+  qos: true,
+  preemption: true,
+  backfill: 'easy',
+  topology: true,
+  oversubscription: true,
+  deadlines: true,
+  cost: true,
+  thermal: true,
+  backfillExtraNodes: true,
+  reservationDepth: 32,
+  lasThresholds: [3600],
+  tenants: [],
+};
+
+export function policy(overrides: Partial<PolicyConfig> = {}): PolicyConfig {
+  return { ...DEFAULT_POLICY, ...overrides };
+}
