@@ -11,6 +11,7 @@ import { durationMs } from '../spec/duration.js';
 import { classifyJobState, FAILURES, type JobRef, type JobStatus } from '../spec/outcome.js';
 import { resolveBackend, type BackendMap } from './runtimes.js';
 import { checkReadiness } from './readiness.js';
+import { createPlacementActivities, localMachineSource, type InventorySource } from './placement.js';
 import type { AwaitJobInput, CatalogEntry, CatalogInput, DeployInput, Deployment, ReadinessInput, ReadinessResult, SubmitJobInput } from './types.js';
 
 export interface ActivityConfig {
@@ -20,6 +21,8 @@ export interface ActivityConfig {
   backends?: BackendMap;
   /** Starting delay of the status-polling backoff. */
   pollInitialMs?: number;
+  /** What placement sees; the local machine by default. */
+  inventorySources?: InventorySource[];
 }
 
 export function runDirs(home: string, runId: string) {
@@ -45,6 +48,8 @@ export function createActivities(config: ActivityConfig) {
   const backendOf = (ref: JobRef) => resolveBackend(backends, ref.runtime, ref.name);
 
   return {
+    ...createPlacementActivities(config.inventorySources ?? [localMachineSource()]),
+
     async submitJob(input: SubmitJobInput): Promise<JobRef> {
       const backend = resolveBackend(backends, input.runtime, input.stage);
       const dirs = runDirs(config.home, input.runId);
@@ -66,6 +71,7 @@ export function createActivities(config: ActivityConfig) {
         env,
         resources: input.resources,
         walltimeMs: durationMs(input.resources.walltime),
+        kubernetes: input.kubernetes,
       });
     },
 

@@ -1,6 +1,7 @@
 // Activity inputs and outputs shared with workflows (import type only from workflows/).
 import type { Resources, Runtime } from '../spec/pipeline.js';
 import type { JobRef, JobStatus } from '../spec/outcome.js';
+import type { KubernetesOptionsInput } from '../spec/kubernetes.js';
 
 export interface SubmitJobInput {
   /** The pipeline's workflow id: the key of its run directory. */
@@ -13,6 +14,8 @@ export interface SubmitJobInput {
   resources: Resources;
   /** Stage parameters, passed to the program as TANDEM_<NAME> environment variables. */
   params: Record<string, string | number>;
+  /** Options for the Kubernetes backend; other backends ignore them. */
+  kubernetes?: KubernetesOptionsInput;
 }
 
 export interface AwaitJobInput {

@@ -1,5 +1,6 @@
 import type { Resources } from '../spec/pipeline.js';
 import type { JobRef, JobStatus } from '../spec/outcome.js';
+import type { KubernetesOptionsInput } from '../spec/kubernetes.js';
 
 export interface JobRequest {
   /** Deterministic name, e.g. tandem-<workflowId>-<stage>-<attempt>; the idempotency key. */
@@ -9,6 +10,8 @@ export interface JobRequest {
   resources: Resources;
   /** Walltime in ms; the backend stops the job with TIMEOUT beyond it. */
   walltimeMs: number;
+  /** stages.<stage>.kubernetes, for the Kubernetes backend; the others ignore it. */
+  kubernetes?: KubernetesOptionsInput;
 }
 
 /** One interface per kind of batch system: local processes, Slurm (FirecREST/slurmrestd), Kubernetes Jobs. */

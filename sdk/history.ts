@@ -96,7 +96,8 @@ export function analyseHistory(workflowId: string, history: History, converter: 
     if (sched) {
       const type = sched.activityType?.name ?? '?';
       const input = decode(sched.input) as Record<string, unknown> | undefined;
-      const stage = (input?.stage as StageName | undefined) ?? stageOfRef(input?.ref as JobRef | undefined) ?? stageOfRef(type === 'cancelJob' ? (input as unknown as JobRef) : undefined) ?? STAGE_OF_ACTIVITY[type];
+      const placed = type === 'placeJob' ? stageOfRef({ name: (input?.job as { id?: string } | undefined)?.id } as JobRef) : undefined;
+      const stage = placed ?? (input?.stage as StageName | undefined) ?? stageOfRef(input?.ref as JobRef | undefined) ?? stageOfRef(type === 'cancelJob' ? (input as unknown as JobRef) : undefined) ?? STAGE_OF_ACTIVITY[type];
       const rec: ActivityRecord = { type, stage, scheduledEventId: id, workflowTaskCompletedEventId: num(sched.workflowTaskCompletedEventId), scheduledAt: toDate(e.eventTime), attempt: 1, outcome: 'running', input, compensation: type === 'cancelJob' || type in COMPENSATIONS };
       byScheduled.set(id, rec);
       report.activities.push(rec);

@@ -2,6 +2,7 @@
 // activities. Sandbox-safe (zod only) because workflows import it.
 import { z } from 'zod';
 import { parseDuration } from './duration.js';
+import { KubernetesOptionsSchema } from './kubernetes.js';
 
 export const RUNTIMES = ['auto', 'local', 'slurm', 'kubernetes'] as const;
 export const QOS_CLASSES = ['gold', 'silver', 'bronze'] as const;
@@ -56,6 +57,8 @@ const jobStage = {
   command,
   env,
   retry: RetrySchema.optional(),
+  /** Used when the stage runs on Kubernetes: image, scheduling, Kueue queue (privileged pods refused). */
+  kubernetes: KubernetesOptionsSchema.optional(),
 };
 
 export const PreprocessSchema = z
@@ -93,6 +96,8 @@ export const DeploySchema = z
     command,
     env,
     retry: RetrySchema.optional(),
+    /** Used when the model is served on Kubernetes: vLLM options, image, scheduling. */
+    kubernetes: KubernetesOptionsSchema.optional(),
     /** Model id served at /v1/models; defaults to the pipeline name. */
     model: z.string().regex(/^[A-Za-z0-9._/:-]+$/, 'must be a model id such as "org/model-name"').max(128).optional(),
     smokePrompt: z.string().min(1).max(2000).default('Tandem says hello'),

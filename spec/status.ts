@@ -21,6 +21,7 @@ export type TimelineKind =
   | 'pipeline-started'
   | 'stage-started'
   | 'stage-reused'
+  | 'placement'
   | 'job-submitted'
   | 'job-adopted'
   | 'job-finished'

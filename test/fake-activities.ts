@@ -10,6 +10,8 @@ export interface FakeScript {
   jobStates?: Partial<Record<'preprocess' | 'train', JobStatus['state'][]>>;
   /** Make awaitJob for this stage block (heartbeating) until cancelled. */
   blockOn?: 'preprocess' | 'train';
+  /** Make placement reject this stage's job. */
+  rejectPlacement?: 'preprocess' | 'train';
   /** Make the readiness gate fail (every time, or only the first N times). */
   failGate?: boolean | number;
 }
@@ -23,6 +25,13 @@ export function fakeActivities(script: FakeScript = {}) {
   const blocked = new Promise<void>((r) => (started = r));
 
   const acts: TandemActivities = {
+    async placeJob({ job }) {
+      calls.push(`placeJob:${job.id}`);
+      if (script.rejectPlacement && job.id.includes(`-${script.rejectPlacement}-`)) {
+        return { decision: { kind: 'reject', jobId: job.id, reason: 'gpus', explanation: 'needs 8 GPUs per node; the largest node has 0' }, unavailable: [] };
+      }
+      return { decision: { kind: 'start', jobId: job.id, explanation: 'fits on local/host/local now', price: 1, placement: { site: 'local', cluster: 'host', partition: 'local', nodes: [{ node: 'host', slots: job.count, cpus: job.per.cpus, gpus: 0, memoryMB: job.per.memoryMB }], nvlinkDomains: 0, ibIslands: 1 } }, unavailable: [] };
+    },
     async submitJob(input) {
       calls.push(`submitJob:${input.name}`);
       const ref: JobRef = { runtime: 'local', jobId: input.name, name: input.name, site: 'local', adopted: false };

@@ -12,8 +12,10 @@ describe('hybridPipeline (real server, mocked activities)', () => {
       const result = await h.result();
       expect(result).toMatchObject({ pipeline: 'test', model: 'test', checkpoint: { step: 10 }, completion: 'positive (p=0.9)', trainingAttempts: 1 });
       expect(fake.calls).toEqual([
+        'placeJob:tandem-happy-1-preprocess-1',
         'submitJob:tandem-happy-1-preprocess-1',
         'awaitJob:tandem-happy-1-preprocess-1',
+        'placeJob:tandem-happy-1-train-1',
         'submitJob:tandem-happy-1-train-1',
         'awaitJob:tandem-happy-1-train-1',
         'catalogCheckpoint',
@@ -101,6 +103,21 @@ describe('hybridPipeline (real server, mocked activities)', () => {
       const tl = await h.timeline();
       expect(tl.find((e) => e.kind === 'retry-scheduled')?.message).toMatch(/^infrastructure failure/);
       expect(fake.calls).not.toContain('submitJob:tandem-giveup-1-train-1');
+    } finally {
+      await w.stop();
+    }
+  });
+
+  test('placement rejecting a job fails its stage before anything is submitted', async () => {
+    const fake = fakeActivities({ rejectPlacement: 'train' });
+    const w = await startWorker({ taskQueue: uniqueQueue('wf-reject'), activities: fake.acts });
+    try {
+      const h = await w.tandem.launch(spec(), { id: 'reject-1' });
+      const err = (await h.result().catch((e: unknown) => e)) as WorkflowFailedError;
+      expect(err.cause?.message).toMatch(/stage train failed: no configured site can run the train stage: needs 8 GPUs per node; the largest node has 0/);
+      expect(fake.calls.some((c) => c.startsWith('submitJob:') && c.includes('-train-'))).toBe(false);
+      const placement = (await h.timeline()).filter((e) => e.kind === 'placement').map((e) => e.message);
+      expect(placement).toEqual([expect.stringMatching(/^start on local\/host\/local: fits/), expect.stringMatching(/^reject: needs 8 GPUs/)]);
     } finally {
       await w.stop();
     }

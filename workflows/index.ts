@@ -1,2 +1,4 @@
 export { hybridPipeline, statusQuery, timelineQuery, jobName } from './pipeline.js';
 export type { HybridPipelineInput, PipelineTuning } from './pipeline.js';
+export { quotaLedger, admitUpdate, releaseUpdate, usageQuery } from './ledger.js';
+export type { LedgerInput, AdmitRequest } from './ledger.js';

@@ -2,6 +2,7 @@
 // only: every side effect is an activity, every undo sits on the saga stack.
 import {
   ApplicationFailure,
+  CancellationScope,
   defineQuery,
   isCancellation,
   patched,
@@ -13,7 +14,9 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.js';
-import type { JobRef, JobStatus } from '../activities/types.js';
+import type { KubernetesActivities } from '../activities/kubernetes.js';
+import type { PlacementActivities } from '../activities/placement.js';
+import type { Deployment, JobRef, JobStatus, ReadinessResult } from '../activities/types.js';
 import { durationMs } from '../spec/duration.js';
 import { classifyJobState, FAILURES, NON_RETRYABLE_TYPES } from '../spec/outcome.js';
 import { STAGES, type PipelineSpec, type RetryOverride, type StageName } from '../spec/pipeline.js';
@@ -21,7 +24,7 @@ import type { PipelineResult, PipelineStatus, StageState, TimelineEntry } from '
 import { SA_SITE, SA_STAGE } from '../spec/search-attributes.js';
 import { Saga } from './saga.js';
 
-type Activities = ReturnType<typeof createActivities>;
+type Activities = ReturnType<typeof createActivities> & KubernetesActivities & PlacementActivities;
 
 export interface PipelineTuning {
   /** How soon a crashed worker's polling activity is handed to another worker. */
@@ -47,7 +50,7 @@ export interface HybridPipelineInput {
 }
 
 /** Patch ids, newest last; each has recorded histories on both sides in test/histories/. */
-export const PATCHES = { searchAttributes: 'tandem-search-attributes' } as const;
+export const PATCHES = { searchAttributes: 'tandem-search-attributes', placement: 'tandem-placement' } as const;
 
 export const statusQuery = defineQuery<PipelineStatus>('status');
 export const timelineQuery = defineQuery<TimelineEntry[]>('timeline');
@@ -110,6 +113,30 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
     record({ kind: 'stage-completed', stage, message });
   }
 
+  /** Asks the placement engine where the job fits (recorded in history and the timeline); a job no
+   *  site can ever run fails here, before anything is submitted. */
+  async function place(stage: 'preprocess' | 'train', name: string, attempt: number): Promise<void> {
+    const r = spec.stages[stage].resources;
+    const { decision, unavailable } = await short.placeJob({
+      job: {
+        id: name,
+        type: stage === 'train' ? (r.gpusPerNode > 0 ? 'ai-training' : 'hpc-mpi') : 'hybrid',
+        tenant: spec.tenant,
+        qos: spec.qos,
+        priority: spec.priority,
+        submit: Date.now() / 1000,
+        count: r.nodes * r.tasksPerNode,
+        per: { cpus: r.cpusPerTask, gpus: r.gpusPerNode / r.tasksPerNode, memoryMB: r.memoryMB / r.tasksPerNode },
+        walltime: durationMs(r.walltime) / 1000,
+        deadline: spec.deadline ? Date.parse(spec.deadline) / 1000 : undefined,
+        checkpointable: stage === 'train',
+      },
+    });
+    const where = 'placement' in decision && decision.placement ? ` on ${decision.placement.site}/${decision.placement.cluster}/${decision.placement.partition}` : '';
+    record({ kind: 'placement', stage, attempt, site: 'placement' in decision ? decision.placement?.site : undefined, message: `${decision.kind}${where}: ${decision.explanation}${unavailable.length ? ` (unobserved: ${unavailable.map((u) => u.source).join(', ')})` : ''}` });
+    if (decision.kind === 'reject') throw ApplicationFailure.create({ type: 'PlacementRejected', nonRetryable: true, message: `no configured site can run the ${stage} stage: ${decision.explanation}` });
+  }
+
   /** Submit → await → classify, with job-level retries per the stage's policy. */
   async function runJobStage(stage: 'preprocess' | 'train', params: Record<string, string | number>): Promise<{ ref?: JobRef; final?: JobStatus; attempts: number }> {
     const cfg = spec.stages[stage];
@@ -131,7 +158,8 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
     for (let attempt = 1; ; attempt++) {
       st.attempts = attempt;
       const name = jobName(workflowId, stage, attempt);
-      const ref = await short.submitJob({ runId: runKey, stage, name, runtime: cfg.runtime, command: cfg.command, env: cfg.env, resources: cfg.resources, params });
+      if (cfg.runtime === 'auto' && patched(PATCHES.placement)) await place(stage, name, attempt);
+      const ref = await short.submitJob({ runId: runKey, stage, name, runtime: cfg.runtime, command: cfg.command, env: cfg.env, resources: cfg.resources, params, kubernetes: cfg.kubernetes });
       Object.assign(st, { jobId: ref.jobId, runtime: ref.runtime, site: ref.site, status: 'running' });
       if (patched(PATCHES.searchAttributes)) upsertSearchAttributes([{ key: SA_SITE, value: ref.site }]);
       record({ kind: ref.adopted ? 'job-adopted' : 'job-submitted', stage, attempt, jobId: ref.jobId, runtime: ref.runtime, site: ref.site, message: `${ref.adopted ? 'adopted existing' : 'submitted'} ${ref.runtime} job ${ref.jobId}` });
@@ -179,13 +207,39 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
       startToCloseTimeout: '5m',
       retry: { ...activityRetry, maximumAttempts: dep.retry?.maxAttempts ?? spec.retry?.maxAttempts ?? 3 },
     });
-    const deployment = await deployActs.deployModel({ runId: runKey, name: `${spec.name}-${workflowId}`.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 60), runtime: dep.runtime, model, checkpoint: ckpt.path, command: dep.command, env: dep.env });
-    saga.push({ id: `undeploy-${deployment.name}`, description: `tear down deployment ${deployment.name}`, run: () => short.undeployModel({ runtime: deployment.runtime, name: deployment.name }) });
-    Object.assign(st, { runtime: deployment.runtime, jobId: deployment.name, site: deployment.endpoint });
-    record({ kind: deployment.adopted ? 'job-adopted' : 'job-submitted', stage: 'deploy', runtime: deployment.runtime, message: `serving ${model} at ${deployment.endpoint}` });
+    const name = `${spec.name}-${workflowId}`.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 60).replace(/-+$/, '');
     const readinessTimeout = durationMs(dep.readinessTimeout);
     const gate = proxyActivities<Activities>({ startToCloseTimeout: readinessTimeout + 30_000, heartbeatTimeout, retry: { ...activityRetry, maximumAttempts: 3 } });
-    const ready = await gate.awaitReadiness({ deployment, prompt: dep.smokePrompt, timeoutMs: readinessTimeout });
+    const announce = (d: Deployment) => {
+      Object.assign(st, { runtime: d.runtime, jobId: d.name, site: d.endpoint });
+      record({ kind: d.adopted ? 'job-adopted' : 'job-submitted', stage: 'deploy', runtime: d.runtime, message: `serving ${model} at ${d.endpoint}` });
+    };
+    let deployment: Deployment;
+    let ready: ReadinessResult;
+    if (dep.runtime === 'kubernetes') {
+      // A new revision of a vLLM Deployment: the previous one keeps serving until this one is ready,
+      // and a failed rollout or gate rolls back to it (old histories never take this branch).
+      const rev = await deployActs.k8sApplyServing({ runId: runKey, pipeline: spec.name, name, model, checkpoint: ckpt.path, env: dep.env, kubernetes: dep.kubernetes });
+      saga.push({ id: `undeploy-${name}`, description: `tear down deployment ${name}`, run: () => short.k8sTeardownServing({ namespace: rev.namespace, name }).then(() => undefined) });
+      const rollout = proxyActivities<Activities>({ startToCloseTimeout: '30m', heartbeatTimeout, retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: NON_RETRYABLE_TYPES } });
+      try {
+        deployment = await rollout.k8sAwaitRollout(rev);
+        announce(deployment);
+        ready = await gate.k8sGateServing({ deployment, prompt: dep.smokePrompt, timeoutMs: readinessTimeout });
+      } catch (err) {
+        if (!isCancellation(err)) {
+          await CancellationScope.nonCancellable(() => rollout.k8sRollbackServing(rev));
+          record({ kind: 'compensation', stage: 'deploy', message: `rolled back ${name} to its previous revision` });
+          saga.discard(`undeploy-${name}`); // the previous revision serves again: keep it
+        }
+        throw err;
+      }
+    } else {
+      deployment = await deployActs.deployModel({ runId: runKey, name, runtime: dep.runtime, model, checkpoint: ckpt.path, command: dep.command, env: dep.env });
+      saga.push({ id: `undeploy-${deployment.name}`, description: `tear down deployment ${deployment.name}`, run: () => short.undeployModel({ runtime: deployment.runtime, name: deployment.name }) });
+      announce(deployment);
+      ready = await gate.awaitReadiness({ deployment, prompt: dep.smokePrompt, timeoutMs: readinessTimeout });
+    }
     finishStage('deploy', `ready: /health 200, /v1/models lists ${model}, smoke completion ok`);
 
     const result: PipelineResult = { pipeline: spec.name, model, endpoint: deployment.endpoint, checkpoint: { path: ckpt.path, step: ckpt.step }, completion: ready.completion, trainingAttempts: train.attempts };
