@@ -7,6 +7,8 @@ import { loadPipelineSpec, TandemClient } from '../sdk/client.js';
 import { ProgressPrinter, formatStatus } from './render.js';
 import { runDemo, runDev } from './dev.js';
 import { registerRunsCommands } from './runs.js';
+import { registerArgoCommands } from '../argo/cli.js';
+import { ArgoClient } from '../argo/client.js';
 
 const program = new Command()
   .name('tandem')
@@ -110,6 +112,7 @@ program
   .action((spec: string | undefined, o: { keep?: boolean }) => runDemo({ spec, keep: o.keep }));
 
 registerRunsCommands(program, connect);
+registerArgoCommands(program, () => ArgoClient.connect(program.opts<{ address: string; namespace: string; taskQueue: string }>()));
 
 program.parseAsync().catch((err: unknown) => {
   if (err instanceof SpecError) console.error(err.message);

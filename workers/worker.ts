@@ -1,7 +1,14 @@
 // Wires Tandem's workflows and activities into a Temporal worker.
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
+import { ApplicationFailure } from '@temporalio/common';
 import { createActivities, type ActivityConfig } from '../activities/index.js';
+import { FAILURES } from '../spec/outcome.js';
+import { createArgoActivities } from '../activities/argo.js';
+import { createKubernetesActivities } from '../activities/kubernetes.js';
+import { KubeClients } from '../backends/kubernetes/client.js';
+import { KubernetesJobBackend } from '../backends/kubernetes/jobs.js';
+import { KubernetesServingBackend } from '../backends/kubernetes/serving.js';
 
 export const TASK_QUEUE = 'tandem';
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -30,9 +37,31 @@ export async function createTandemWorker(opts: TandemWorkerOptions): Promise<{ w
     namespace: opts.namespace ?? 'default',
     taskQueue: opts.taskQueue ?? TASK_QUEUE,
     workflowBundle: opts.workflowBundle ?? (await bundleWorkflows()),
-    activities: opts.activities ?? createActivities(opts),
+    activities: opts.activities ?? tandemActivities(opts),
     // Heartbeats carry training progress; a short throttle keeps `tandem status` and the CLI bar live.
     maxHeartbeatThrottleInterval: opts.heartbeatThrottleMs ?? 1000,
   });
   return { worker, connection };
+}
+
+/**
+ * Every activity a Tandem worker serves. Kubernetes is configured from the environment when a cluster
+ * is reachable (KUBECONFIG, or running in a pod): TANDEM_K8S_NAMESPACE, TANDEM_K8S_STEP_IMAGE (image of
+ * Tandem's built-in steps), TANDEM_K8S_VLLM_IMAGE, TANDEM_K8S_SERVICE_TYPE (ClusterIP|LoadBalancer).
+ */
+export function tandemActivities(opts: ActivityConfig, env: NodeJS.ProcessEnv = process.env): object {
+  const k8s = env.KUBECONFIG || env.KUBERNETES_SERVICE_HOST ? new KubeClients({ kubeconfigPath: env.KUBECONFIG || undefined, namespace: env.TANDEM_K8S_NAMESPACE }) : undefined;
+  const backends = { ...opts.backends };
+  // Without a cluster the deploy activities still exist, to fail with a clear, non-retryable reason.
+  const noCluster = async (): Promise<never> => {
+    throw ApplicationFailure.create({ ...FAILURES.RuntimeUnavailable, message: 'stages.deploy.runtime is "kubernetes", but this worker has no Kubernetes cluster configured (set KUBECONFIG, or run the worker in a pod)' });
+  };
+  let k8sActivities: object = { k8sApplyServing: noCluster, k8sAwaitRollout: noCluster, k8sGateServing: noCluster, k8sRollbackServing: noCluster, k8sTeardownServing: noCluster };
+  if (k8s) {
+    if (env.TANDEM_K8S_STEP_IMAGE) backends.kubernetes = new KubernetesJobBackend({ clients: k8s, defaultImage: env.TANDEM_K8S_STEP_IMAGE });
+    k8sActivities = createKubernetesActivities({
+      serving: new KubernetesServingBackend({ clients: k8s, image: env.TANDEM_K8S_VLLM_IMAGE, serviceType: env.TANDEM_K8S_SERVICE_TYPE === 'LoadBalancer' ? 'LoadBalancer' : 'ClusterIP' }),
+    });
+  }
+  return { ...createActivities({ ...opts, backends }), ...createArgoActivities({ home: opts.home }), ...k8sActivities };
 }

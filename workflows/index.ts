@@ -2,3 +2,4 @@ export { hybridPipeline, statusQuery, timelineQuery, jobName } from './pipeline.
 export type { HybridPipelineInput, PipelineTuning } from './pipeline.js';
 export { quotaLedger, admitUpdate, releaseUpdate, usageQuery } from './ledger.js';
 export type { LedgerInput, AdmitRequest } from './ledger.js';
+export { argoWorkflow, argoStatusQuery, argoResumeSignal, argoStopSignal } from './argo/index.js';

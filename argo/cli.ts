@@ -1,0 +1,146 @@
+// `tandem argo …`: lint, submit (-p k=v, --watch), list, get, logs, retry, resubmit, resume, stop.
+// Output follows Argo's CLI: a node tree with phases and durations.
+import { readFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { ArgoValidationError, formatIssue } from './load.js';
+import { lintFile } from './validate.js';
+import { ArgoClient, prepare, templateLibrary, localJobDir } from './client.js';
+import type { ArgoNode, ArgoStatus } from '../workflows/argo/types.js';
+
+const ICON: Record<string, string> = { Succeeded: '✔', Failed: '✖', Error: '⚠', Running: '●', Pending: '◷', Skipped: '○', Omitted: '○' };
+
+function secs(n: { startedAt?: string; finishedAt?: string }): string {
+  if (!n.startedAt) return '';
+  const ms = (n.finishedAt ? Date.parse(n.finishedAt) : Date.now()) - Date.parse(n.startedAt);
+  const s = Math.round(ms / 1000);
+  return s >= 60 ? `${Math.floor(s / 60)}m${s % 60}s` : `${s}s`;
+}
+
+/** The node tree Argo's `argo get` prints. */
+export function formatTree(st: ArgoStatus): string {
+  const lines = [`Name:                ${st.name}`, `Status:              ${st.phase}`, ...(st.message ? [`Message:             ${st.message}`] : []), `Started:             ${st.startedAt}`, ...(st.finishedAt ? [`Finished:            ${st.finishedAt}`] : []), `Duration:            ${secs(st)}`, ''];
+  lines.push(`${'STEP'.padEnd(48)} TEMPLATE                 PODNAME                                   DURATION  MESSAGE`);
+  const walk = (n: ArgoNode, prefix: string, last: boolean, root: boolean) => {
+    const skip = n.type === 'StepGroup' || n.type === 'TaskGroup' && false;
+    if (!skip) {
+      const label = `${root ? '' : prefix + (last ? '└─ ' : '├─ ')}${ICON[n.phase] ?? '?'} ${n.displayName}`;
+      lines.push(`${label.padEnd(48)} ${(n.templateName ?? '').padEnd(24)} ${(n.type === 'Pod' ? n.id : '').padEnd(41)} ${secs(n).padEnd(9)} ${n.message ?? ''}`.trimEnd());
+    }
+    const kids = n.children.map((c) => st.nodes[c]).filter((c): c is ArgoNode => !!c);
+    const next = skip ? prefix : root ? '' : prefix + (last ? '   ' : '│  ');
+    kids.forEach((k, i) => walk(k, next, i === kids.length - 1, false));
+  };
+  const root = st.nodes[st.name];
+  if (root) walk(root, '', true, true);
+  const exit = st.nodes[`${st.name}.onExit`] ?? Object.values(st.nodes).find((n) => n.name === `${st.name}.onExit`);
+  if (exit) walk(exit, '', true, true);
+  return lines.join('\n');
+}
+
+function parseParams(list: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const kv of list) {
+    const i = kv.indexOf('=');
+    if (i <= 0) throw new Error(`-p expects key=value, got ${JSON.stringify(kv)}`);
+    out[kv.slice(0, i)] = kv.slice(i + 1);
+  }
+  return out;
+}
+
+export function registerArgoCommands(program: Command, connect: () => Promise<ArgoClient>, opts: { home?: string } = {}): Command {
+  const argo = program.command('argo').description('run Argo Workflows YAML unchanged on Tandem');
+  const withClient = async <T>(fn: (c: ArgoClient) => Promise<T>): Promise<T> => {
+    const c = await connect();
+    try {
+      return await fn(c);
+    } finally {
+      await c.close();
+    }
+  };
+
+  argo
+    .command('lint <files...>')
+    .description("validate with Argo's schema and semantic rules; exits non-zero on errors")
+    .option('--templates <dir...>', 'directories of WorkflowTemplates that templateRef may name')
+    .action((files: string[], o: { templates?: string[] }) => {
+      const library = templateLibrary(o.templates);
+      let bad = 0;
+      for (const f of files) {
+        const r = lintFile(f, { library });
+        if (r.issues.length === 0) console.log(`${f}: no linting errors found`);
+        else {
+          bad++;
+          for (const i of r.issues) console.error(formatIssue(i));
+        }
+      }
+      if (bad) process.exitCode = 1;
+    });
+
+  argo
+    .command('submit <file>')
+    .description('lint, then start a Workflow (or a CronWorkflow schedule)')
+    .option('-p, --parameter <k=v>', 'workflow parameter', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--templates <dir...>', 'directories of WorkflowTemplates')
+    .option('--name <name>', 'workflow name')
+    .option('--watch', 'follow the run until it ends')
+    .action(async (file: string, o: { parameter: string[]; templates?: string[]; name?: string; watch?: boolean }) => {
+      const parameters = parseParams(o.parameter);
+      let p;
+      try {
+        p = prepare(file, { parameters, templateDirs: o.templates });
+      } catch (e) {
+        if (e instanceof ArgoValidationError) {
+          console.error(e.message);
+          process.exitCode = 1;
+          return;
+        }
+        throw e;
+      }
+      await withClient(async (c) => {
+        const { id, schedule } = await c.submit(p, { parameters, name: o.name });
+        console.log(schedule ? `CronWorkflow ${id} scheduled` : `Name: ${id}\nStatus: Pending`);
+        if (o.watch && !schedule) {
+          const st = await c.wait(id);
+          console.log(formatTree(st));
+          if (st.phase !== 'Succeeded') process.exitCode = 1;
+        }
+      });
+    });
+
+  argo.command('list').description('list Argo workflows').action(() =>
+    withClient(async (c) => {
+      console.log(`${'NAME'.padEnd(40)} ${'STATUS'.padEnd(12)} AGE`);
+      for (const w of await c.list()) console.log(`${w.name.padEnd(40)} ${w.status.padEnd(12)} ${Math.round((Date.now() - w.startTime.getTime()) / 1000)}s`);
+    }),
+  );
+
+  argo.command('get <name>').option('-o, --output <fmt>', 'json').description('show the node tree').action((name: string, o: { output?: string }) =>
+    withClient(async (c) => {
+      const st = await c.status(name);
+      console.log(o.output === 'json' ? JSON.stringify(st, null, 2) : formatTree(st));
+    }),
+  );
+
+  argo.command('logs <name>').description("print the pods' output (local runtime)").action((name: string) =>
+    withClient(async (c) => {
+      const st = await c.status(name);
+      const home = opts.home ?? process.env.TANDEM_HOME ?? join(process.cwd(), '.tandem');
+      for (const n of Object.values(st.nodes).filter((x) => x.type === 'Pod' && x.jobName)) {
+        const f = join(localJobDir(home, n.jobName!), 'stdout');
+        const text = existsSync(f) ? readFileSync(f, 'utf8') : '';
+        for (const line of text.split('\n').filter(Boolean)) console.log(`${n.id}: ${line}`);
+      }
+    }),
+  );
+
+  argo.command('retry <name>').description('run a finished workflow again under its name').action((name: string) => withClient(async (c) => console.log(`Name: ${await c.retry(name)}`)));
+  argo.command('resubmit <name>').description('run a workflow again under a new name').action((name: string) => withClient(async (c) => console.log(`Name: ${await c.resubmit(name)}`)));
+  argo
+    .command('resume <name>')
+    .option('--node-field-selector <node>', 'only nodes whose name contains this')
+    .option('-p, --parameter <k=v>', 'supplied output parameter', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .action((name: string, o: { nodeFieldSelector?: string; parameter: string[] }) => withClient((c) => c.resume(name, o.nodeFieldSelector, parseParams(o.parameter))));
+  argo.command('stop <name>').option('--message <m>').action((name: string, o: { message?: string }) => withClient((c) => c.stop(name, o.message)));
+  return argo;
+}

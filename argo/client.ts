@@ -1,0 +1,146 @@
+// Client side of `tandem argo`: lint → resolve → start the interpreter workflow; list, get, logs,
+// retry, resubmit, resume, stop. Nothing starts when validation fails (ArgoValidationError).
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection, ScheduleOverlapPolicy, type WorkflowHandle } from '@temporalio/client';
+import { ArgoValidationError, type Json } from './load.js';
+import { Library, lintFile, lintText, type LintResult } from './validate.js';
+import { runInput, workflowName } from './resolve.js';
+import type { ArgoRunInput, ArgoStatus } from '../workflows/argo/types.js';
+
+export const SHIPPED_TEMPLATES = fileURLToPath(new URL('../templates/argo', import.meta.url));
+export const ARGO_WORKFLOW_TYPE = 'argoWorkflow';
+/** Search attribute-free tagging: ids carry this prefix so `list` can find Argo runs. */
+export const ID_PREFIX = 'argo-';
+
+export function templateLibrary(dirs: string[] = []): Library {
+  const lib = new Library();
+  for (const d of [SHIPPED_TEMPLATES, ...dirs]) if (existsSync(d)) lib.addDirectory(d);
+  return lib;
+}
+
+export interface Prepared {
+  lint: LintResult;
+  doc: Json;
+  library: Library;
+}
+
+/** Lints a file (or text) and returns its one runnable document; throws ArgoValidationError. */
+export function prepare(file: string, opts: { parameters?: Record<string, string>; templateDirs?: string[]; text?: string } = {}): Prepared {
+  const library = templateLibrary(opts.templateDirs);
+  const lint = opts.text !== undefined ? lintText(opts.text, file, { library, parameters: opts.parameters }) : lintFile(file, { library, parameters: opts.parameters });
+  if (lint.issues.length) throw new ArgoValidationError(lint.issues);
+  const runnable = lint.documents.filter((d) => d.kind === 'Workflow' || d.kind === 'CronWorkflow');
+  if (runnable.length !== 1) {
+    throw new ArgoValidationError([{ source: file, path: '', message: `expected exactly one Workflow or CronWorkflow to submit, found ${runnable.length}${lint.documents.length ? ` (${lint.documents.map((d) => d.kind).join(', ')})` : ''}` }]);
+  }
+  return { lint, doc: runnable[0]!.value, library };
+}
+
+export class ArgoClient {
+  private constructor(
+    private readonly connection: Connection,
+    readonly client: Client,
+    readonly taskQueue: string,
+  ) {}
+
+  static async connect(opts: { address: string; namespace?: string; taskQueue: string }): Promise<ArgoClient> {
+    const connection = await Connection.connect({ address: opts.address });
+    return new ArgoClient(connection, new Client({ connection, namespace: opts.namespace ?? 'default' }), opts.taskQueue);
+  }
+
+  close(): Promise<void> {
+    return this.connection.close();
+  }
+
+  /** Starts a Workflow (or a CronWorkflow's schedule); returns the run's id (its Argo name). */
+  async submit(p: Prepared, opts: { parameters?: Record<string, string>; name?: string; artifactRoot?: string } = {}): Promise<{ id: string; schedule?: boolean }> {
+    const suffix = randomBytes(3).toString('hex').slice(0, 5);
+    const name = opts.name ?? workflowName(p.doc, suffix);
+    const input = runInput(p.doc, p.library, { parameters: opts.parameters, name, artifactRoot: opts.artifactRoot });
+    if (p.doc.kind === 'CronWorkflow') {
+      await this.schedule(p.doc, input, name);
+      return { id: name, schedule: true };
+    }
+    await this.client.workflow.start(ARGO_WORKFLOW_TYPE, { taskQueue: this.taskQueue, workflowId: `${ID_PREFIX}${name}`, args: [input], memo: { argoName: name, kind: 'Workflow' } });
+    return { id: name };
+  }
+
+  /** CronWorkflow → a Temporal Schedule: cron strings, timezone, concurrencyPolicy, suspend. */
+  private async schedule(doc: Json, input: ArgoRunInput, name: string): Promise<void> {
+    const spec = doc.spec as Json;
+    const schedules = [...(Array.isArray(spec.schedules) ? (spec.schedules as string[]) : []), ...(typeof spec.schedule === 'string' ? [spec.schedule] : [])];
+    const overlap = spec.concurrencyPolicy === 'Forbid' ? ScheduleOverlapPolicy.SKIP : spec.concurrencyPolicy === 'Replace' ? ScheduleOverlapPolicy.CANCEL_OTHER : ScheduleOverlapPolicy.ALLOW_ALL;
+    await this.client.schedule.create({
+      scheduleId: `${ID_PREFIX}cron-${name}`,
+      spec: { cronExpressions: schedules, timezone: typeof spec.timezone === 'string' ? spec.timezone : undefined },
+      policies: { overlap },
+      state: { paused: spec.suspend === true },
+      action: { type: 'startWorkflow', workflowType: ARGO_WORKFLOW_TYPE, taskQueue: this.taskQueue, workflowId: `${ID_PREFIX}${name}`, args: [input], memo: { argoName: name, kind: 'CronWorkflow' } },
+    });
+  }
+
+  handle(name: string): WorkflowHandle {
+    return this.client.workflow.getHandle(name.startsWith(ID_PREFIX) ? name : `${ID_PREFIX}${name}`);
+  }
+
+  async status(name: string): Promise<ArgoStatus> {
+    return this.handle(name).query<ArgoStatus>('argo.status');
+  }
+
+  /** Waits for the run to end and returns its final status (the workflow's result). */
+  async wait(name: string): Promise<ArgoStatus> {
+    return (await this.handle(name).result()) as ArgoStatus;
+  }
+
+  async list(): Promise<{ name: string; status: string; startTime: Date; closeTime?: Date }[]> {
+    const out: { name: string; status: string; startTime: Date; closeTime?: Date }[] = [];
+    for await (const w of this.client.workflow.list({ query: `WorkflowType = '${ARGO_WORKFLOW_TYPE}'` })) {
+      out.push({ name: w.workflowId.replace(ID_PREFIX, ''), status: w.status.name, startTime: w.startTime, closeTime: w.closeTime });
+      if (out.length >= 200) break;
+    }
+    return out;
+  }
+
+  async input(name: string): Promise<ArgoRunInput> {
+    const h = this.handle(name);
+    const history = await h.fetchHistory();
+    const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+    const payload = started?.input?.payloads?.[0];
+    if (!payload?.data) throw new Error(`cannot read the input of ${name}`);
+    return JSON.parse(Buffer.from(payload.data).toString('utf8')) as ArgoRunInput;
+  }
+
+  /** Runs the same resolved workflow again under a new name (Argo's resubmit). */
+  async resubmit(name: string): Promise<string> {
+    const input = await this.input(name);
+    const base = input.name.replace(/-[a-z0-9]{5}$/, '');
+    const next = `${base}-${randomBytes(3).toString('hex').slice(0, 5)}`;
+    await this.client.workflow.start(ARGO_WORKFLOW_TYPE, { taskQueue: this.taskQueue, workflowId: `${ID_PREFIX}${next}`, args: [{ ...input, name: next }], memo: { argoName: next, kind: 'Workflow' } });
+    return next;
+  }
+
+  /** Argo's retry: the same name again, with a fresh run, once the previous run has ended. */
+  async retry(name: string): Promise<string> {
+    const input = await this.input(name);
+    const desc = await this.handle(name).describe();
+    if (desc.status.name === 'RUNNING') throw new Error(`${name} is still running`);
+    await this.client.workflow.start(ARGO_WORKFLOW_TYPE, { taskQueue: this.taskQueue, workflowId: `${ID_PREFIX}${name}`, args: [input], workflowIdReusePolicy: 'ALLOW_DUPLICATE', memo: { argoName: name, kind: 'Workflow' } });
+    return name;
+  }
+
+  async resume(name: string, node?: string, parameters?: Record<string, string>): Promise<void> {
+    await this.handle(name).signal('argo.resume', { node, parameters });
+  }
+
+  async stop(name: string, message?: string): Promise<void> {
+    await this.handle(name).signal('argo.stop', { message });
+  }
+}
+
+/** Where a pod's output lives on a local worker (`tandem argo logs`). */
+export function localJobDir(home: string, jobName: string): string {
+  return join(home, 'jobs', jobName);
+}

@@ -1,0 +1,167 @@
+// Loading Argo YAML: every document of a file is parsed with its line positions kept, so each later
+// error (schema or semantic) can name `templates.<name>…` and the YAML line it comes from.
+import { readFileSync } from 'node:fs';
+import { LineCounter, parseAllDocuments, isMap, isNode, isScalar, type Document } from 'yaml';
+
+export interface ArgoIssue {
+  source: string;
+  /** e.g. `templates.main.steps[0][1].template` or `spec.entrypoint` */
+  path: string;
+  message: string;
+  line?: number;
+}
+
+export type Json = Record<string, unknown>;
+
+export interface ArgoDocument {
+  source: string;
+  kind: string;
+  name: string;
+  value: Json;
+  /** Line of a path (raw segments) in the source, or of its nearest existing ancestor. */
+  lineOf(path: (string | number)[]): number | undefined;
+  /** A path as users read it: spec.templates[3] becomes templates.<name>. */
+  describe(path: (string | number)[]): string;
+}
+
+export class ArgoValidationError extends Error {
+  constructor(readonly issues: ArgoIssue[]) {
+    super(formatIssues(issues));
+    this.name = 'ArgoValidationError';
+  }
+}
+
+export function formatIssue(i: ArgoIssue): string {
+  return `${i.source}${i.line ? `:${i.line}` : ''}: ${i.path ? `${i.path}: ` : ''}${i.message}`;
+}
+
+export function formatIssues(issues: ArgoIssue[]): string {
+  return issues.map(formatIssue).join('\n');
+}
+
+const NAMED_LISTS = new Set(['templates', 'tasks', 'parameters', 'artifacts']);
+
+export function describePath(value: unknown, path: (string | number)[]): string {
+  let out = '';
+  let cur: unknown = value;
+  let start = 0;
+  // Inside spec (or a CronWorkflow's spec.workflowSpec), "templates.x" is what Argo's validator prints.
+  if (path[0] === 'spec' && path[1] === 'templates') {
+    cur = (value as Json).spec;
+    start = 1;
+  } else if (path[0] === 'spec' && path[1] === 'workflowSpec' && path[2] === 'templates') {
+    cur = ((value as Json).spec as Json).workflowSpec;
+    start = 2;
+  }
+  for (let i = start; i < path.length; i++) {
+    const seg = path[i]!;
+    const parentKey = path[i - 1];
+    const next: unknown = cur && typeof cur === 'object' ? (cur as Record<string | number, unknown>)[seg] : undefined;
+    if (typeof seg === 'number') {
+      const name = next && typeof next === 'object' ? (next as Json).name : undefined;
+      out += typeof name === 'string' && typeof parentKey === 'string' && NAMED_LISTS.has(parentKey) ? `.${name}` : `[${seg}]`;
+    } else out += `${out ? '.' : ''}${seg}`;
+    cur = next;
+  }
+  return out;
+}
+
+function documentLines(doc: Document, counter: LineCounter) {
+  return (path: (string | number)[]): number | undefined => {
+    for (let n = path.length; n >= 0; n--) {
+      // A mapping key is reported on its own line (its value may start on the next one).
+      const parent = n > 0 ? doc.getIn(path.slice(0, n - 1), true) : undefined;
+      if (isMap(parent)) {
+        const pair = parent.items.find((p) => isScalar(p.key) && p.key.value === path[n - 1]);
+        if (pair && isScalar(pair.key) && pair.key.range) return counter.linePos(pair.key.range[0]).line;
+      }
+      const node = doc.getIn(path.slice(0, n), true);
+      if (isNode(node) && node.range) return counter.linePos(node.range[0]).line;
+    }
+    return undefined;
+  };
+}
+
+export interface LoadResult {
+  documents: ArgoDocument[];
+  /** Documents that are not Argo objects (e.g. a PersistentVolumeClaim shipped alongside). */
+  skipped: { source: string; kind: string; line?: number }[];
+  issues: ArgoIssue[];
+}
+
+/**
+ * Go's YAML decoder (which Argo uses) accepts a multi-line quoted scalar in a flow sequence whose
+ * closing quote sits at the key's indentation, e.g. `args: ["\n  cd x &&\n  make\n      "]`; the
+ * `yaml` package rejects it as under-indented. Indenting such a closing line like the line above it
+ * changes no value (leading blanks of a folded quoted line are dropped) and keeps line numbers.
+ */
+function relaxQuotedFlowIndent(text: string): string {
+  const lines = text.split('\n');
+  for (let i = 1; i < lines.length; i++) {
+    const m = /^(\s*)(["'][\s\]},].*)$/.exec(lines[i]!);
+    if (!m) continue;
+    const prev = lines[i - 1]!;
+    const prevIndent = /^\s*/.exec(prev)![0];
+    if (prev.trim() && prevIndent.length > m[1]!.length) lines[i] = prevIndent + m[2];
+  }
+  return lines.join('\n');
+}
+
+function parseDocs(text: string, counter: LineCounter) {
+  return parseAllDocuments(text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true, strict: false });
+}
+
+/** Parses every document of a YAML text; YAML syntax errors come back as issues with lines. */
+export function loadArgoText(text: string, source: string): LoadResult {
+  let counter = new LineCounter();
+  let docs = parseDocs(text, counter);
+  if (Array.isArray(docs) && docs.some((d) => d.errors.length > 0)) {
+    const relaxedCounter = new LineCounter();
+    const relaxed = parseDocs(relaxQuotedFlowIndent(text), relaxedCounter);
+    if (Array.isArray(relaxed) && relaxed.every((d) => d.errors.length === 0)) {
+      docs = relaxed;
+      counter = relaxedCounter;
+    }
+  }
+  const out: LoadResult = { documents: [], skipped: [], issues: [] };
+  const list = Array.isArray(docs) ? docs : [];
+  if (!Array.isArray(docs)) {
+    out.issues.push({ source, path: '', message: 'empty YAML stream' });
+    return out;
+  }
+  for (const doc of list) {
+    if (doc.errors.length > 0) {
+      for (const e of doc.errors) out.issues.push({ source, path: '', message: e.message.split('\n')[0]!, line: counter.linePos(e.pos[0]).line });
+      continue;
+    }
+    const value: unknown = doc.toJS({ maxAliasCount: 1000 });
+    if (value === null || value === undefined) continue;
+    const line = doc.contents?.range ? counter.linePos(doc.contents.range[0]).line : undefined;
+    if (typeof value !== 'object' || Array.isArray(value)) {
+      out.issues.push({ source, path: '', message: 'an Argo document must be a mapping', line });
+      continue;
+    }
+    const v = value as Json;
+    const kind = typeof v.kind === 'string' ? v.kind : '';
+    const apiVersion = typeof v.apiVersion === 'string' ? v.apiVersion : '';
+    if (kind && apiVersion && !apiVersion.startsWith('argoproj.io/')) {
+      out.skipped.push({ source, kind, line });
+      continue;
+    }
+    const meta = (v.metadata ?? {}) as Json;
+    const lineOf = documentLines(doc, counter);
+    out.documents.push({
+      source,
+      kind,
+      name: String(meta.name ?? meta.generateName ?? ''),
+      value: v,
+      lineOf,
+      describe: (path) => describePath(v, path),
+    });
+  }
+  return out;
+}
+
+export function loadArgoFile(path: string): LoadResult {
+  return loadArgoText(readFileSync(path, 'utf8'), path);
+}

@@ -1,0 +1,111 @@
+// Argo conformance, measured: every file of Argo's own examples through `tandem argo lint`; every
+// example this host can run (its interpreters exist, no Kubernetes-only feature) is run on a real
+// Temporal dev server + local worker and must reach the phase Argo reaches: Succeeded, or Failed for
+// examples Argo itself marks `workflows.argoproj.io/no-test: expected-failure`.
+import { execSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker, bundleWorkflowCode, Runtime, DefaultLogger } from '@temporalio/worker';
+import { startDevServer } from '../../workers/dev-server.js';
+import { createArgoActivities } from '../../activities/argo.js';
+import { ArgoClient, templateLibrary } from '../../argo/client.js';
+import { lintFile, Library } from '../../argo/validate.js';
+import { warmSchema } from '../../argo/schema.js';
+import { resolveWorkflow } from '../../argo/resolve.js';
+import { whyNotRunnable } from '../../argo/runnable.js';
+import type { Json } from '../../argo/load.js';
+
+const EXAMPLES = process.env.ARGO_EXAMPLES ?? fileURLToPath(new URL('../../../shared/data/argo-examples', import.meta.url));
+const RUN_TIMEOUT_MS = Number(process.env.ARGO_RUN_TIMEOUT_MS ?? 90_000);
+const lintOnly = process.argv.includes('--lint-only');
+
+const files = execSync(`find ${EXAMPLES} -name '*.yaml'`).toString().trim().split('\n').sort();
+
+// 1. Lint, timed (schema compile included).
+const t0 = performance.now();
+warmSchema();
+const library = new Library().addDirectory(EXAMPLES); // as if the examples' templates were applied to the cluster
+for (const d of [fileURLToPath(new URL('../../templates/argo', import.meta.url))]) library.addDirectory(d);
+const lint = files.map((f) => ({ file: f, result: lintFile(f, { library }) }));
+const lintMs = performance.now() - t0;
+const accepted = lint.filter((l) => l.result.issues.length === 0);
+console.log(`\nLINT  ${accepted.length}/${files.length} accepted (${((100 * accepted.length) / files.length).toFixed(1)}%), all files in ${lintMs.toFixed(0)} ms`);
+for (const l of lint.filter((x) => x.result.issues.length)) console.log(`  rejected ${relative(EXAMPLES, l.file)}: ${l.result.issues[0]!.message}`);
+if (lintOnly) process.exit(0);
+
+// 2. Which accepted Workflows can run here?
+interface Case { file: string; doc: Json; expected: 'Succeeded' | 'Failed' }
+const runnable: Case[] = [];
+const notRunnable: { file: string; reason: string }[] = [];
+for (const l of accepted) {
+  for (const d of l.result.documents.filter((x) => x.kind === 'Workflow')) {
+    let reason: string | undefined;
+    try {
+      reason = whyNotRunnable(resolveWorkflow(d.value, library));
+    } catch (e) {
+      reason = (e as Error).message;
+    }
+    const ann = ((d.value.metadata as Json | undefined)?.annotations ?? {}) as Record<string, string>;
+    if (reason) notRunnable.push({ file: l.file, reason });
+    else runnable.push({ file: l.file, doc: d.value, expected: ann['workflows.argoproj.io/no-test'] === 'expected-failure' ? 'Failed' : 'Succeeded' });
+  }
+}
+
+// 3. Run them on a real dev server with a local worker.
+Runtime.install({ logger: new DefaultLogger('ERROR') });
+const dir = mkdtempSync(join(tmpdir(), 'argo-conformance-'));
+const server = await startDevServer({ dbFile: join(dir, 'temporal.db'), startTimeoutMs: 90_000 });
+const taskQueue = 'argo-conformance';
+const connection = await NativeConnection.connect({ address: server.address });
+const worker = await Worker.create({
+  connection,
+  taskQueue,
+  workflowBundle: await bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL('../../workflows/argo/index.ts', import.meta.url)), logger: { trace() {}, debug() {}, info() {}, warn() {}, error: (m: string) => console.error(m), log() {} } }),
+  activities: createArgoActivities({ home: join(dir, 'home') }),
+  maxConcurrentActivityTaskExecutions: 8,
+});
+const running = worker.run();
+const client = await ArgoClient.connect({ address: server.address, taskQueue });
+const results: { file: string; expected: string; got: string; ok: boolean; ms: number; why?: string }[] = [];
+const queue = [...runnable];
+async function lane(): Promise<void> {
+  for (let c = queue.shift(); c; c = queue.shift()) {
+    const start = performance.now();
+    let got = 'Error';
+    let why: string | undefined;
+    try {
+      const { id } = await client.submit({ lint: undefined as never, doc: c.doc, library: library as unknown as Library } as never, { name: `${relative(EXAMPLES, c.file).replace(/\.yaml$/, '').replace(/[^a-z0-9]+/g, '-')}` });
+      // Suspended nodes without a duration wait for a person: resume them, as `argo resume` would.
+      const resumer = setInterval(() => void client.resume(id).catch(() => undefined), 2000);
+      const timeout = setTimeout(() => void client.stop(id, 'conformance timeout').catch(() => undefined), RUN_TIMEOUT_MS);
+      try {
+        const st = await client.wait(id);
+        got = st.phase;
+        if (st.phase !== c.expected) why = st.message ?? Object.values(st.nodes).find((n) => n.phase === 'Failed' || n.phase === 'Error')?.message;
+      } finally {
+        clearInterval(resumer);
+        clearTimeout(timeout);
+      }
+    } catch (e) {
+      why = (e as Error).message;
+    }
+    results.push({ file: relative(EXAMPLES, c.file), expected: c.expected, got, ok: got === c.expected, ms: performance.now() - start, why });
+  }
+}
+await Promise.all([lane(), lane(), lane(), lane()]);
+await client.close();
+worker.shutdown();
+await running;
+await connection.close();
+await server.stop();
+
+const ok = results.filter((r) => r.ok);
+console.log(`\nRUN   ${runnable.length} of ${accepted.length} accepted examples are runnable here; ${ok.length}/${runnable.length} reached Argo's phase (${((100 * ok.length) / Math.max(1, runnable.length)).toFixed(1)}%)`);
+console.log(`\n| example | expected | got | s | note |\n|---|---|---|---|---|`);
+for (const r of results.sort((a, b) => a.file.localeCompare(b.file))) console.log(`| ${r.file} | ${r.expected} | ${r.got} ${r.ok ? '✓' : '✗'} | ${(r.ms / 1000).toFixed(1)} | ${r.ok ? '' : (r.why ?? '').replace(/\|/g, '/').slice(0, 140)} |`);
+console.log(`\nNOT RUNNABLE HERE (${notRunnable.length}):`);
+for (const n of notRunnable) console.log(`  ${relative(EXAMPLES, n.file)}: ${n.reason}`);
+console.log(`\nSUMMARY accepted ${((100 * accepted.length) / files.length).toFixed(1)}% (${accepted.length}/${files.length}), lint ${lintMs.toFixed(0)} ms; executed ${((100 * ok.length) / Math.max(1, runnable.length)).toFixed(1)}% (${ok.length}/${runnable.length} runnable)`);
+void templateLibrary;

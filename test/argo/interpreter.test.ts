@@ -1,0 +1,144 @@
+// The Argo interpreter on the real Temporal dev server, running real shell commands through the
+// local target: steps, dag/depends, loops, when, outputs, retryStrategy, suspend/resume, onExit.
+import { join } from 'node:path';
+import { NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { createArgoActivities } from '../../activities/argo.js';
+import { ArgoClient, prepare } from '../../argo/client.js';
+import { ArgoValidationError } from '../../argo/load.js';
+import { address, tempDir, uniqueQueue, waitFor } from '../helpers.js';
+
+const WORKFLOWS = join(process.cwd(), 'workflows/argo/index.ts');
+let worker: Worker;
+let running: Promise<void>;
+let connection: NativeConnection;
+let client: ArgoClient;
+
+beforeAll(async () => {
+  const taskQueue = uniqueQueue('argo');
+  connection = await NativeConnection.connect({ address: address() });
+  worker = await Worker.create({
+    connection,
+    taskQueue,
+    workflowBundle: await bundleWorkflowCode({ workflowsPath: WORKFLOWS, logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } }),
+    activities: createArgoActivities({ home: tempDir('argo-home'), pollInitialMs: 20, pollMaxMs: 200 }),
+  });
+  running = worker.run();
+  client = await ArgoClient.connect({ address: address(), taskQueue });
+});
+
+afterAll(async () => {
+  await client?.close();
+  worker?.shutdown();
+  await running;
+  await connection?.close();
+});
+
+const run = async (yaml: string, parameters?: Record<string, string>) => {
+  const p = prepare('inline.yaml', { text: yaml, parameters });
+  const { id } = await client.submit(p, { parameters });
+  return { id, done: client.wait(id) };
+};
+
+test('steps, loops, when, outputs and a dag with depends reach Succeeded with the right values', async () => {
+  const { done } = await run(`apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {generateName: mix-}
+spec:
+  entrypoint: main
+  arguments: {parameters: [{name: count, value: "2"}]}
+  onExit: bye
+  templates:
+  - name: main
+    steps:
+    - - {name: flip, template: echo, arguments: {parameters: [{name: msg, value: heads}]}}
+    - - {name: when-heads, template: echo, when: "{{steps.flip.outputs.result}} == heads", arguments: {parameters: [{name: msg, value: "h"}]}}
+      - {name: when-tails, template: echo, when: "{{steps.flip.outputs.result}} == tails", arguments: {parameters: [{name: msg, value: "t"}]}}
+      - {name: loop, template: echo, withSequence: {count: "{{workflow.parameters.count}}"}, arguments: {parameters: [{name: msg, value: "n{{item}}"}]}}
+    - - {name: graph, template: diamond}
+    outputs:
+      parameters:
+      - {name: fromgraph, valueFrom: {parameter: "{{steps.graph.outputs.parameters.last}}"}}
+  - name: diamond
+    dag:
+      tasks:
+      - {name: A, template: echo, arguments: {parameters: [{name: msg, value: a}]}}
+      - {name: B, template: fail, depends: A}
+      - {name: C, template: echo, depends: "B.Failed", arguments: {parameters: [{name: msg, value: "{{tasks.A.outputs.result}}c"}]}}
+    outputs:
+      parameters:
+      - {name: last, valueFrom: {parameter: "{{tasks.C.outputs.parameters.out}}"}}
+  - name: echo
+    inputs: {parameters: [{name: msg}]}
+    script:
+      image: alpine
+      command: [sh]
+      source: |
+        printf '%s' "{{inputs.parameters.msg}}" > out.txt
+        echo "{{inputs.parameters.msg}}"
+    outputs: {parameters: [{name: out, valueFrom: {path: out.txt}}]}
+  - name: fail
+    container: {image: alpine, command: [sh, -c, "exit 3"]}
+  - name: bye
+    container: {image: alpine, command: [sh, -c, "echo {{workflow.status}}"]}
+`);
+  const st = await done;
+  expect(st.phase).toBe('Succeeded');
+  const byName = Object.fromEntries(Object.values(st.nodes).map((n) => [n.displayName, n]));
+  expect(byName['when-heads']!.phase).toBe('Succeeded');
+  expect(byName['when-tails']!.phase).toBe('Skipped');
+  expect(byName['loop(0:0)']!.outputs?.result).toBe('n0');
+  expect(byName['loop(1:1)']!.outputs?.result).toBe('n1');
+  expect(byName['B']!.phase).toBe('Failed');
+  expect(byName['C']!.outputs?.parameters.out).toBe('ac');
+  expect(byName[st.name]!.outputs?.parameters.fromgraph).toBe('ac');
+  expect(byName[`${st.name}.onExit`]!.outputs?.result).toBe('Succeeded');
+});
+
+test('retryStrategy retries a failing pod up to its limit, then the workflow fails with the pod message', async () => {
+  const { done } = await run(`apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {generateName: retry-}
+spec:
+  entrypoint: flaky
+  templates:
+  - name: flaky
+    retryStrategy: {limit: "2", retryPolicy: OnFailure, backoff: {duration: "100ms", factor: "2"}}
+    container: {image: alpine, command: [sh, -c, "exit 7"]}
+`);
+  const st = await done;
+  expect(st.phase).toBe('Failed');
+  const attempts = Object.values(st.nodes).filter((n) => n.type === 'Pod');
+  expect(attempts).toHaveLength(3);
+  expect(attempts.every((n) => n.message === 'Error (exit code 7)')).toBe(true);
+});
+
+test('a suspend step waits for resume and takes the supplied output', async () => {
+  const { id, done } = await run(`apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {generateName: approve-}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - {name: approve, template: wait}
+    - - {name: use, template: say, arguments: {parameters: [{name: m, value: "{{steps.approve.outputs.parameters.ok}}"}]}}
+  - name: wait
+    suspend: {}
+    outputs: {parameters: [{name: ok, valueFrom: {supplied: {}}}]}
+  - name: say
+    inputs: {parameters: [{name: m}]}
+    container: {image: alpine, command: [echo, "{{inputs.parameters.m}}"]}
+`);
+  await waitFor('the suspend node', async () => Object.values((await client.status(id)).nodes).some((n) => n.type === 'Suspend' && n.phase === 'Running'));
+  await client.resume(id, undefined, { ok: 'YES' });
+  const st = await done;
+  expect(st.phase).toBe('Succeeded');
+  expect(Object.values(st.nodes).find((n) => n.displayName === 'use')!.outputs?.result).toBe('YES');
+});
+
+test('nothing starts when validation fails', async () => {
+  const before = (await client.list()).length;
+  expect(() => prepare('bad.yaml', { text: 'apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {generateName: x-}\nspec:\n  entrypoint: nope\n  templates: []\n' })).toThrow(ArgoValidationError);
+  expect((await client.list()).length).toBe(before);
+});

@@ -1,0 +1,102 @@
+// Shapes shared by the Argo interpreter workflow, its activities, the CLI and the SDK. Sandbox-safe.
+export type Json = Record<string, unknown>;
+
+export type Phase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Error' | 'Skipped' | 'Omitted';
+
+export interface ArgoNode {
+  id: string;
+  name: string;
+  displayName: string;
+  type: 'Pod' | 'Steps' | 'StepGroup' | 'DAG' | 'TaskGroup' | 'Retry' | 'Skipped' | 'Suspend' | 'HTTP' | 'Resource' | 'Plugin';
+  templateName?: string;
+  phase: Phase;
+  message?: string;
+  startedAt?: string;
+  finishedAt?: string;
+  parentId?: string;
+  children: string[];
+  outputs?: NodeOutputs;
+  /** Where a pod ran: local / slurm / kubernetes, and the job's name there. */
+  target?: string;
+  jobName?: string;
+  daemoned?: boolean;
+}
+
+export interface NodeOutputs {
+  parameters: Record<string, string>;
+  result?: string;
+  exitCode?: string;
+  /** Artifact name → location in the artifact store (a local path, or s3://…). */
+  artifacts: Record<string, string>;
+}
+
+export interface ArgoStatus {
+  name: string;
+  phase: Phase;
+  message?: string;
+  startedAt: string;
+  finishedAt?: string;
+  entrypoint: string;
+  nodes: Record<string, ArgoNode>;
+  outputs?: { parameters: Record<string, string> };
+}
+
+export interface ArgoRunInput {
+  /** The Workflow spec with templateRefs inlined and submitted parameters applied (see argo/resolve.ts). */
+  spec: Json;
+  name: string;
+  namespace?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  /** Where local artifacts live; the worker's home by default. */
+  artifactRoot?: string;
+  tuning?: { heartbeatTimeoutMs?: number; pollMaxMs?: number };
+}
+
+/** What the pod-running activity needs; everything already substituted by the workflow. */
+export interface RunPodInput {
+  jobName: string;
+  target: 'local' | 'slurm' | 'kubernetes';
+  templateName: string;
+  kind: 'container' | 'script' | 'plugin';
+  image?: string;
+  command: string[];
+  args: string[];
+  source?: string;
+  env: Record<string, string>;
+  /** env entries whose value comes from a Secret/ConfigMap: resolved by the activity, never in history. */
+  envFrom?: { name: string; secret?: string; configMap?: string; key: string; optional?: boolean }[];
+  workingDir?: string;
+  timeoutMs?: number;
+  inputArtifacts: { name: string; path: string; from?: string; raw?: string; optional?: boolean; mode?: number }[];
+  outputParameters: { name: string; path: string; default?: string }[];
+  outputArtifacts: { name: string; path: string; optional?: boolean }[];
+  artifactPrefix: string;
+  /** `plugin: {slurm: {...}}` or an annotation: the Slurm resources and script. */
+  slurm?: Json;
+}
+
+export interface RunPodResult {
+  phase: 'Succeeded' | 'Failed' | 'Error';
+  exitCode?: number;
+  result?: string;
+  parameters: Record<string, string>;
+  artifacts: Record<string, string>;
+  message?: string;
+  target: string;
+}
+
+export interface HttpInput {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+  timeoutMs?: number;
+  insecureSkipVerify?: boolean;
+}
+
+export interface HttpResult {
+  statusCode: number;
+  body: string;
+  headers: Record<string, string>;
+}
