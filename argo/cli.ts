@@ -134,7 +134,19 @@ export function registerArgoCommands(program: Command, connect: () => Promise<Ar
     }),
   );
 
-  argo.command('retry <name>').description('run a finished workflow again under its name').action((name: string) => withClient(async (c) => console.log(`Name: ${await c.retry(name)}`)));
+  argo
+    .command('retry <name>')
+    .description('run a finished workflow again under its name: successful nodes are reused, failed ones re-run')
+    .option('--restart-successful', 'also re-run the successful nodes the selector names (with their DAG dependencies and what follows them)')
+    .option('--selector <key=value>', 'node selector, e.g. displayName=train (Argo: --node-field-selector)')
+    .action((name: string, o: { restartSuccessful?: boolean; selector?: string }) =>
+      withClient(async (c) => {
+        const { plan } = await c.retry(name, o);
+        console.log(`Name: ${name}`);
+        console.log(`Reused: ${Object.keys(plan.reuse).length} successful node(s)`);
+        for (const r of plan.restarted) console.log(`Restarted: ${r.name} (${r.why})`);
+      }),
+    );
   argo.command('resubmit <name>').description('run a workflow again under a new name').action((name: string) => withClient(async (c) => console.log(`Name: ${await c.resubmit(name)}`)));
   argo
     .command('resume <name>')

@@ -9,6 +9,7 @@ import { ArgoValidationError, type Json } from './load.js';
 import { Library, lintFile, lintText, type LintResult } from './validate.js';
 import { runInput, workflowName } from './resolve.js';
 import type { ArgoRunInput, ArgoStatus } from '../workflows/argo/types.js';
+import { planRetry, type RetryPlan } from './retry.js';
 
 export const SHIPPED_TEMPLATES = fileURLToPath(new URL('../templates/argo', import.meta.url));
 export const ARGO_WORKFLOW_TYPE = 'argoWorkflow';
@@ -122,13 +123,21 @@ export class ArgoClient {
     return next;
   }
 
-  /** Argo's retry: the same name again, with a fresh run, once the previous run has ended. */
-  async retry(name: string): Promise<string> {
+  /**
+   * Argo's retry: the same name again once the previous attempt has ended; its successful nodes are
+   * reused and only failed ones (plus, with restartSuccessful, the selected nodes, their DAG
+   * dependencies and what follows them) run again.
+   */
+  async retry(name: string, opts: { restartSuccessful?: boolean; selector?: string } = {}): Promise<{ name: string; plan: RetryPlan }> {
     const input = await this.input(name);
     const desc = await this.handle(name).describe();
-    if (desc.status.name === 'RUNNING') throw new Error(`${name} is still running`);
-    await this.client.workflow.start(ARGO_WORKFLOW_TYPE, { taskQueue: this.taskQueue, workflowId: `${ID_PREFIX}${name}`, args: [input], workflowIdReusePolicy: 'ALLOW_DUPLICATE', memo: { argoName: name, kind: 'Workflow' } });
-    return name;
+    if (desc.status.name === 'RUNNING') throw new Error(`${name} is still running; retry applies to finished runs (stop it with \`tandem argo stop ${name}\`)`);
+    const prev = (await this.handle(name).result().catch(() => undefined)) as ArgoStatus | undefined;
+    if (!prev) throw new Error(`${name} ended ${desc.status.name} without a final status; resubmit it instead (\`tandem argo resubmit ${name}\`)`);
+    if (prev.phase === 'Succeeded' && !opts.restartSuccessful) throw new Error(`${name} succeeded; nothing failed to retry (use --restart-successful --selector displayName=<node>)`);
+    const plan = planRetry(prev, input.spec as Record<string, unknown>, opts);
+    await this.client.workflow.start(ARGO_WORKFLOW_TYPE, { taskQueue: this.taskQueue, workflowId: `${ID_PREFIX}${name}`, args: [{ ...input, reuse: plan.reuse }], workflowIdReusePolicy: 'ALLOW_DUPLICATE', memo: { argoName: name, kind: 'Workflow' } });
+    return { name, plan };
   }
 
   async resume(name: string, node?: string, parameters?: Record<string, string>): Promise<void> {

@@ -111,8 +111,9 @@ program
   .option('--keep', 'leave the model server, dev server and Web UI running afterwards')
   .action((spec: string | undefined, o: { keep?: boolean }) => runDemo({ spec, keep: o.keep }));
 
-registerRunsCommands(program, connect);
-registerArgoCommands(program, () => ArgoClient.connect(program.opts<{ address: string; namespace: string; taskQueue: string }>()));
+const connectArgo = () => ArgoClient.connect(program.opts<{ address: string; namespace: string; taskQueue: string }>());
+registerRunsCommands(program, connect, connectArgo);
+registerArgoCommands(program, connectArgo);
 
 program.parseAsync().catch((err: unknown) => {
   if (err instanceof SpecError) console.error(err.message);

@@ -7,6 +7,8 @@ import type { RunReport } from '../sdk/history.js';
 import { loadPipelineSpec, type TandemClient } from '../sdk/client.js';
 import { historyFromFile, replayHistory, type ReplayVerdict } from '../workers/replay.js';
 import { elapsed } from './render.js';
+import { ArgoClient, ARGO_WORKFLOW_TYPE, ID_PREFIX } from '../argo/client.js';
+import { formatTree } from '../argo/cli.js';
 
 export function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
@@ -49,7 +51,7 @@ export function formatVerdict(v: ReplayVerdict, name: string): string {
   return `${name}: NOT deterministic — ${v.explanation}${v.eventId ? ` (event ${v.eventId})` : ''}.\nGuard the change with patched() (see README, "Replay"), or keep the old code path until such runs have closed.`;
 }
 
-export function registerRunsCommands(program: Command, connect: () => Promise<TandemClient>): void {
+export function registerRunsCommands(program: Command, connect: () => Promise<TandemClient>, connectArgo?: () => Promise<ArgoClient>): void {
   const runs = program.command('runs').description('inspect, replay, retry and resume runs (operators)');
   const withRuns = async <T>(fn: (r: Runs) => Promise<T>): Promise<T> => {
     const client = await connect();
@@ -81,6 +83,16 @@ export function registerRunsCommands(program: Command, connect: () => Promise<Ta
     .option('--json', 'machine-readable output')
     .action((id: string, o: { json?: boolean }) =>
       withRuns(async (r) => {
+        if ((await r.typeOf(id)) === ARGO_WORKFLOW_TYPE && connectArgo) {
+          const argo = await connectArgo();
+          try {
+            const st = await argo.wait(id.replace(ID_PREFIX, '')).catch(() => argo.status(id.replace(ID_PREFIX, '')));
+            console.log(o.json ? JSON.stringify(st, null, 2) : formatTree(st));
+          } finally {
+            await argo.close();
+          }
+          return;
+        }
         const report = await r.show(id);
         console.log(o.json ? JSON.stringify(report, null, 2) : formatRunReport(report));
       }),
@@ -103,9 +115,22 @@ export function registerRunsCommands(program: Command, connect: () => Promise<Ta
   runs
     .command('retry <id>')
     .description('retry in place from the failed stage (or --node); earlier stages are not re-run')
-    .option('--node <stage>', 'the stage to re-run from: preprocess | train | checkpoint | deploy')
-    .action((id: string, o: { node?: string }) =>
+    .option('--node <stage-or-node>', 'pipelines: the stage to re-run from (preprocess | train | checkpoint | deploy); Argo runs: a node to re-run')
+    .option('--restart-successful', 'Argo runs: also re-run the successful nodes the selector names, with their DAG dependencies')
+    .option('--selector <key=value>', 'Argo runs: node selector, e.g. displayName=train')
+    .action((id: string, o: { node?: string; restartSuccessful?: boolean; selector?: string }) =>
       withRuns(async (r) => {
+        if ((await r.typeOf(id)) === ARGO_WORKFLOW_TYPE && connectArgo) {
+          const argo = await connectArgo();
+          try {
+            const selector = o.selector ?? (o.node ? `displayName=${o.node}` : undefined);
+            const { plan } = await argo.retry(id.replace(ID_PREFIX, ''), { restartSuccessful: o.restartSuccessful ?? o.node !== undefined, selector });
+            console.log(`tandem: ${id} retrying; reusing ${Object.keys(plan.reuse).length} successful node(s)${plan.restarted.length ? `; re-running ${plan.restarted.map((x) => `${x.name} (${x.why})`).join(', ')}` : ''}`);
+          } finally {
+            await argo.close();
+          }
+          return;
+        }
         const res = await r.retry(id, { node: o.node });
         const extra = res.from !== res.requested ? ` (from ${res.from}: the failed run's compensation undid it)` : '';
         console.log(`tandem: ${id} retrying from ${res.requested}${extra}; new run ${res.runId}. Follow with \`tandem status ${id}\`.`);

@@ -15,7 +15,9 @@ import type { PipelineHandle, TandemClient } from './client.js';
 
 export const RUN_STATUSES = { failed: 'Failed', running: 'Running', completed: 'Completed', cancelled: 'Canceled', terminated: 'Terminated', 'timed-out': 'TimedOut' } as const;
 export type RunStatusFilter = keyof typeof RUN_STATUSES;
-const WORKFLOW_TYPES = ['hybridPipeline'];
+const PIPELINE = 'hybridPipeline';
+const ARGO = 'argoWorkflow';
+const WORKFLOW_TYPES = [PIPELINE, ARGO];
 
 export interface RunSummary {
   id: string;
@@ -80,6 +82,16 @@ export class Runs {
     return { report, history, runId: desc.runId, status: desc.status.name };
   }
 
+  /** The workflow type of a run, or a clear error for an unknown id. */
+  async typeOf(id: string): Promise<string> {
+    try {
+      return (await this.client.workflow.getHandle(id).describe()).type;
+    } catch (e) {
+      if (e instanceof WorkflowNotFoundError) throw new RunError(`no run with id "${id}" in namespace ${this.tandem.namespace} (see \`tandem runs list\`)`);
+      throw e;
+    }
+  }
+
   /** The run's story from its history: stages, attempts, jobs, errors, compensations. */
   async show(id: string): Promise<RunReport & { runId: string }> {
     const { report, runId } = await this.fetch(id);
@@ -99,7 +111,8 @@ export class Runs {
    */
   async retry(id: string, opts: { node?: string } = {}): Promise<{ id: string; runId: string; from: StageName; requested: StageName; resetEventId: number }> {
     const { report, runId, status } = await this.fetch(id);
-    if (!WORKFLOW_TYPES.includes(report.type)) throw new RunError(`${id} is a ${report.type} workflow, not a Tandem pipeline run`);
+    if (report.type === ARGO) throw new RunError(`${id} is an Argo run: retry it with \`tandem runs retry ${id}\` from the CLI or ArgoClient.retry (nodes, not stages)`);
+    if (report.type !== PIPELINE) throw new RunError(`${id} is a ${report.type} workflow, not a Tandem pipeline run`);
     if (status === 'RUNNING') throw new RunError(`${id} is still running; retry applies to closed runs (cancel it first with \`tandem cancel ${id}\`)`);
     if (opts.node !== undefined && !(STAGES as readonly string[]).includes(opts.node)) throw new RunError(`--node must be one of ${STAGES.join(', ')} (got ${JSON.stringify(opts.node)})`);
     let requested = opts.node as StageName | undefined;
@@ -130,7 +143,7 @@ export class Runs {
    */
   async resume(id: string, opts: { spec?: PipelineSpecInput; newId?: string } = {}): Promise<PipelineHandle> {
     const { report, status } = await this.fetch(id);
-    if (!WORKFLOW_TYPES.includes(report.type) || !report.input) throw new RunError(`${id} is a ${report.type} workflow, not a Tandem pipeline run`);
+    if (report.type !== PIPELINE || !report.input) throw new RunError(`${id} is a ${report.type} workflow, not a Tandem pipeline run${report.type === ARGO ? ' (Argo runs: `tandem argo resubmit`)' : ''}`);
     if (status === 'RUNNING') throw new RunError(`${id} is still running; resume applies to closed runs`);
     if (report.status === 'Completed') throw new RunError(`${id} completed successfully; there is nothing to resume`);
     const original = report.input as HybridPipelineInput;

@@ -13,6 +13,10 @@ import { createTandemWorker } from '../../workers/worker.js';
 import { TandemClient } from '../../sdk/client.js';
 import { validatePipelineSpec } from '../../spec/parse.js';
 import { fakeActivities, type FakeScript } from '../fake-activities.js';
+import { createArgoActivities } from '../../activities/argo.js';
+import { ArgoClient, prepare } from '../../argo/client.js';
+import { admitUpdate, releaseUpdate } from '../../workflows/ledger.js';
+import type { temporal } from '@temporalio/proto';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const scenarios: Record<string, FakeScript> = {
@@ -22,6 +26,27 @@ const scenarios: Record<string, FakeScript> = {
 };
 
 Runtime.install({ logger: new DefaultLogger('WARN') });
+// The same JSON as `temporal workflow show --output json` and the Web UI's export.
+function save(name: string, history: temporal.api.history.v1.IHistory): void {
+  writeFileSync(join(HERE, `${name}.json`), JSON.stringify(JSON.parse(historyToJSON(history)), null, 1) + '\n');
+  console.log(`recorded ${name}.json (${history.events?.length} events)`);
+}
+const ARGO_DAG = `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: recorded-argo}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    dag:
+      tasks:
+      - {name: a, template: echo, arguments: {parameters: [{name: msg, value: one}]}}
+      - {name: b, template: echo, depends: a, arguments: {parameters: [{name: msg, value: "{{tasks.a.outputs.result}}-two"}]}}
+      - {name: c, template: echo, depends: "a && b", when: "'{{tasks.b.outputs.result}}' == 'one-two'", arguments: {parameters: [{name: msg, value: three}]}}
+  - name: echo
+    inputs: {parameters: [{name: msg}]}
+    script: {image: alpine, command: [sh], source: 'echo "{{inputs.parameters.msg}}"'}
+`;
 const dir = mkdtempSync(join(tmpdir(), 'tandem-record-'));
 const server = await startDevServer({ dbFile: join(dir, 'temporal.db') });
 try {
@@ -34,11 +59,27 @@ try {
       const h = await tandem.launch(validatePipelineSpec({ name: 'recorded', retry: { initialInterval: '100ms' } }), { id: name });
       await h.result().catch(() => undefined);
       const history = await h.workflow.fetchHistory();
-      // The same JSON as `temporal workflow show --output json` and the Web UI's export.
-      writeFileSync(join(HERE, `${name}.json`), JSON.stringify(JSON.parse(historyToJSON(history)), null, 1) + '\n');
-      console.log(`recorded ${name}.json (${history.events?.length} events)`);
+      save(name, history);
     });
     await tandem.close();
+    await connection.close();
+  }
+  // An Argo DAG run on the local runtime, and a quota ledger after two updates.
+  {
+    const taskQueue = 'record-argo';
+    const { worker, connection } = await createTandemWorker({ address: server.address, taskQueue, home: dir, activities: createArgoActivities({ home: dir }) });
+    const argo = await ArgoClient.connect({ address: server.address, taskQueue });
+    await worker.runUntil(async () => {
+      const { id } = await argo.submit(prepare('recorded-argo.yaml', { text: ARGO_DAG }));
+      await argo.wait(id);
+      save('argoWorkflow-dag', await argo.client.workflow.getHandle(`argo-${id}`).fetchHistory());
+      const ledger = await argo.client.workflow.start('quotaLedger', { taskQueue, workflowId: 'recorded-ledger', args: [{ site: 'zurich', quotas: { research: { gpus: 8 } }, holds: {} }] });
+      await ledger.executeUpdate(admitUpdate, { args: [{ holdId: 'p1', tenant: 'research', cpus: 4, gpus: 4, memoryMB: 1024 }] });
+      await ledger.executeUpdate(releaseUpdate, { args: [{ holdId: 'p1' }] });
+      save('quotaLedger-admit-release', await ledger.fetchHistory());
+      await ledger.terminate('recorded');
+    });
+    await argo.close();
     await connection.close();
   }
 } finally {

@@ -453,7 +453,8 @@ export async function argoWorkflow(input: ArgoRunInput): Promise<ArgoStatus> {
     const deadline = leaf.activeDeadlineSeconds ?? leaf.timeout;
     const timeoutMs = deadline !== undefined ? parseDuration(String(deadline)) : undefined;
     return {
-      jobName: `argo-${input.name}-${node.id.slice(input.name.length + 1) || '0'}-${attempt}`.toLowerCase().replace(/[^a-z0-9.-]+/g, '-').slice(0, 120),
+      // The run id's random tail tells a retried run's pods from the previous attempt's (same node ids).
+      jobName: `argo-${input.name}-${node.id.slice(input.name.length + 1) || '0'}-${attempt}-${info.runId.replace(/-/g, '').slice(-8)}`.toLowerCase().replace(/[^a-z0-9.-]+/g, '-').slice(0, 120),
       target,
       templateName: String(tmpl.name),
       kind: slurm ? 'plugin' : leaf.script ? 'script' : 'container',
@@ -539,6 +540,12 @@ export async function argoWorkflow(input: ArgoRunInput): Promise<ArgoStatus> {
     const tmpl = call.template;
     const retry = tmpl.retryStrategy as Json | undefined;
     const kind = tmpl.steps ? 'Steps' : tmpl.dag ? 'DAG' : tmpl.suspend ? 'Suspend' : tmpl.http ? 'HTTP' : tmpl.resource ? 'Resource' : 'Pod';
+    const reused = input.reuse?.[call.name];
+    if (reused && kind !== 'Steps' && kind !== 'DAG') {
+      // Retry of a run: this leaf succeeded before, so its recorded outputs stand in for running it.
+      const node = newNode({ name: call.name, displayName: call.displayName, type: retry ? 'Retry' : kind, parentId: call.parentId, templateName: String(tmpl.name), reusedFrom: reused.from });
+      return finish(node, 'Succeeded', `reused from ${reused.from}`, reused.outputs);
+    }
     if (!retry) return runOnce(call, kind, 0);
     const parent = newNode({ name: call.name, displayName: call.displayName, type: 'Retry', parentId: call.parentId, templateName: String(tmpl.name) });
     const limit = retry.limit !== undefined ? Number(substitute(String(retry.limit), global)) : Infinity;

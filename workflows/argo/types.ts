@@ -20,6 +20,8 @@ export interface ArgoNode {
   target?: string;
   jobName?: string;
   daemoned?: boolean;
+  /** Set when the node's result was reused from an earlier attempt of the run. */
+  reusedFrom?: string;
 }
 
 export interface NodeOutputs {
@@ -41,6 +43,13 @@ export interface ArgoStatus {
   outputs?: { parameters: Record<string, string> };
 }
 
+/** A node that succeeded in an earlier attempt of the same run: reused, not re-run (retry). */
+export interface ReusedNode {
+  outputs: NodeOutputs;
+  /** The node's id in the attempt that produced it. */
+  from: string;
+}
+
 export interface ArgoRunInput {
   /** The Workflow spec with templateRefs inlined and submitted parameters applied (see argo/resolve.ts). */
   spec: Json;
@@ -51,6 +60,8 @@ export interface ArgoRunInput {
   /** Where local artifacts live; the worker's home by default. */
   artifactRoot?: string;
   tuning?: { heartbeatTimeoutMs?: number; pollMaxMs?: number };
+  /** Retry: successful leaf nodes of the previous attempt, by node name. */
+  reuse?: Record<string, ReusedNode>;
 }
 
 /** What the pod-running activity needs; everything already substituted by the workflow. */
