@@ -7,6 +7,7 @@ import { loadPipelineSpec, TandemClient } from '../sdk/client.js';
 import { ProgressPrinter, formatStatus } from './render.js';
 import { runDemo, runDev } from './dev.js';
 import { registerRunsCommands } from './runs.js';
+import { registerMigrationCommands } from './migration.js';
 import { registerArgoCommands } from '../argo/cli.js';
 import { ArgoClient } from '../argo/client.js';
 
@@ -114,6 +115,7 @@ program
 const connectArgo = () => ArgoClient.connect(program.opts<{ address: string; namespace: string; taskQueue: string }>());
 registerRunsCommands(program, connect, connectArgo);
 registerArgoCommands(program, connectArgo);
+registerMigrationCommands(program, connect);
 
 program.parseAsync().catch((err: unknown) => {
   if (err instanceof SpecError) console.error(err.message);

@@ -14,9 +14,10 @@ export class SpecError extends Error {
   constructor(
     readonly source: string,
     readonly issues: SpecIssue[],
+    what = 'pipeline spec',
   ) {
     super(
-      `${source}: invalid pipeline spec\n` +
+      `${source}: invalid ${what}\n` +
         issues.map((i) => `  - ${i.path || '(root)'}${i.line ? ` (line ${i.line})` : ''}: ${i.message}`).join('\n'),
     );
     this.name = 'SpecError';
@@ -54,21 +55,27 @@ export function validatePipelineSpec(input: unknown, source = 'spec'): PipelineS
   return result.data;
 }
 
-/** Parses YAML or JSON text; `source` names the file in error messages. */
-export function parsePipelineSpec(text: string, source = 'spec'): PipelineSpec {
+/** Parses YAML or JSON text against any schema; errors name the field path and its line. */
+export function parseYamlWith<S extends z.ZodType>(schema: S, text: string, source: string, what: string, hint: string): z.output<S> {
   const counter = new LineCounter();
   const doc = parseDocument(text, { lineCounter: counter, prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
     throw new SpecError(
       source,
       doc.errors.map((e) => ({ path: '', message: e.message.split('\n')[0]!, line: e.linePos?.[0]?.line })),
+      what,
     );
   }
   const value: unknown = doc.toJS();
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new SpecError(source, [{ path: '', message: 'a pipeline spec must be a mapping with at least "name"' }]);
+    throw new SpecError(source, [{ path: '', message: `a ${what} must be a mapping ${hint}` }], what);
   }
-  const result = PipelineSpecSchema.safeParse(value);
-  if (!result.success) throw new SpecError(source, issuesFrom(result.error, doc, counter));
+  const result = schema.safeParse(value);
+  if (!result.success) throw new SpecError(source, issuesFrom(result.error, doc, counter), what);
   return result.data;
+}
+
+/** Parses YAML or JSON text; `source` names the file in error messages. */
+export function parsePipelineSpec(text: string, source = 'spec'): PipelineSpec {
+  return parseYamlWith(PipelineSpecSchema, text, source, 'pipeline spec', 'with at least "name"');
 }

@@ -5,6 +5,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { createActivities, type ActivityConfig } from '../activities/index.js';
 import { FAILURES } from '../spec/outcome.js';
 import { createArgoActivities } from '../activities/argo.js';
+import { createMigrationActivities } from '../activities/migration.js';
 import { createKubernetesActivities } from '../activities/kubernetes.js';
 import { KubeClients } from '../backends/kubernetes/client.js';
 import { KubernetesJobBackend } from '../backends/kubernetes/jobs.js';
@@ -63,5 +64,19 @@ export function tandemActivities(opts: ActivityConfig, env: NodeJS.ProcessEnv = 
       serving: new KubernetesServingBackend({ clients: k8s, image: env.TANDEM_K8S_VLLM_IMAGE, serviceType: env.TANDEM_K8S_SERVICE_TYPE === 'LoadBalancer' ? 'LoadBalancer' : 'ClusterIP' }),
     });
   }
-  return { ...createActivities({ ...opts, backends }), ...createArgoActivities({ home: opts.home }), ...k8sActivities };
+  return { ...createActivities({ ...opts, backends }), ...createArgoActivities({ home: opts.home }), ...k8sActivities, ...createMigrationActivities({ home: opts.home, sites: slurmSites(opts.home, env) }) };
+}
+
+/**
+ * Slurm sites this worker administers (staged migration), from TANDEM_SLURM_SITES:
+ * "zurich=/etc/slurm-zurich/slurm.conf,lugano=/etc/slurm-lugano/slurm.conf".
+ */
+export function slurmSites(home: string, env: NodeJS.ProcessEnv = process.env): Record<string, { slurmConf: string; workDir: string }> {
+  const out: Record<string, { slurmConf: string; workDir: string }> = {};
+  for (const entry of (env.TANDEM_SLURM_SITES ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
+    const [name, conf] = entry.split('=');
+    if (!name || !conf) throw new Error(`TANDEM_SLURM_SITES entry ${JSON.stringify(entry)} must look like site=/path/to/slurm.conf`);
+    out[name] = { slurmConf: conf, workDir: `${home}/sites/${name}/work` };
+  }
+  return out;
 }

@@ -1,0 +1,138 @@
+// Activities of staged migration: partition changes, benchmark jobs and observation on a Slurm site,
+// and the routing share that Tandem's placement reads. Each change is idempotent (absolute states,
+// deterministic job names) and audited, so a retried activity never moves a node twice.
+import { Context } from '@temporalio/activity';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SlurmAdmin, type SlurmAdminOptions } from '../backends/slurm-admin.js';
+import type { BenchmarkKind, BenchmarkResult, PartitionState, SiteSnapshot, UndoStep } from '../spec/migration.js';
+
+export interface MigrationActivityConfig {
+  home: string;
+  /** Slurm sites by name. */
+  sites: Record<string, SlurmAdminOptions>;
+}
+
+export interface Routing {
+  percent: number;
+  policies: string[];
+}
+
+export interface Observation {
+  jobs: number;
+  failed: number;
+  errorRate: number;
+  avgWaitSeconds: number;
+  utilisation: number;
+}
+
+// Real work of each kind, small enough for a test cluster: several tasks via srun, a CPU loop, disk I/O.
+const BENCHMARK_SCRIPTS: Record<BenchmarkKind, { script: string; args: string[] }> = {
+  mpi: { script: 'srun --ntasks=2 sh -c \'echo "rank $SLURM_PROCID of $SLURM_NTASKS on $(hostname)"\'', args: ['--ntasks=2'] },
+  cpu: { script: "awk 'BEGIN { s = 0; for (i = 0; i < 20000000; i++) s += i % 7; print s }'", args: ['--ntasks=1'] },
+  io: { script: 'f="io-$SLURM_JOB_ID.bin"; dd if=/dev/zero of="$f" bs=1M count=64 conv=fsync status=none && dd if="$f" of=/dev/null bs=1M status=none; rm -f "$f"', args: ['--ntasks=1'] },
+};
+const TERMINAL = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT', 'NODE_FAIL', 'PREEMPTED', 'BOOT_FAIL', 'OUT_OF_MEMORY', 'DEADLINE']);
+
+export function createMigrationActivities(cfg: MigrationActivityConfig) {
+  const admin = (site: string) => {
+    const o = cfg.sites[site];
+    if (!o) throw new Error(`site "${site}" is not configured on this worker (configured: ${Object.keys(cfg.sites).join(', ') || 'none'})`);
+    mkdirSync(o.workDir, { recursive: true });
+    return new SlurmAdmin(o);
+  };
+  const siteDir = (site: string) => {
+    const d = join(cfg.home, 'sites', site);
+    mkdirSync(d, { recursive: true });
+    return d;
+  };
+  const audit = (site: string, entry: Record<string, unknown>) => appendFileSync(join(siteDir(site), 'changes.jsonl'), JSON.stringify({ at: new Date().toISOString(), ...entry }) + '\n');
+  const routingFile = (site: string) => join(siteDir(site), 'routing.json');
+  const readRouting = (site: string): Routing => (existsSync(routingFile(site)) ? (JSON.parse(readFileSync(routingFile(site), 'utf8')) as Routing) : { percent: 0, policies: [] });
+
+  const acts = {
+    async snapshotSite(site: string): Promise<SiteSnapshot> {
+      return { partitions: await admin(site).partitions() };
+    },
+
+    async applyPartition(site: string, p: PartitionState): Promise<boolean> {
+      const a = admin(site);
+      const before = await a.partition(p.name);
+      const changed = await a.setPartition(p);
+      if (changed) audit(site, { change: 'partition', name: p.name, from: before ?? null, to: p });
+      return changed;
+    },
+
+    async removePartition(site: string, name: string): Promise<boolean> {
+      const a = admin(site);
+      const before = await a.partition(name);
+      const changed = await a.deletePartition(name);
+      if (changed) audit(site, { change: 'delete-partition', name, from: before });
+      return changed;
+    },
+
+    /** Sets the routing share; returns the previous one (for the undo). */
+    async setRouting(site: string, routing: Routing): Promise<Routing> {
+      const prev = readRouting(site);
+      const file = routingFile(site);
+      writeFileSync(`${file}.tmp`, JSON.stringify(routing));
+      renameSync(`${file}.tmp`, file);
+      if (prev.percent !== routing.percent || prev.policies.join() !== routing.policies.join()) audit(site, { change: 'routing', from: prev, to: routing });
+      return prev;
+    },
+
+    async getRouting(site: string): Promise<Routing> {
+      return readRouting(site);
+    },
+
+    async applyUndo(site: string, step: UndoStep): Promise<void> {
+      if (step.kind === 'set-partition') await acts.applyPartition(site, step.partition);
+      else if (step.kind === 'delete-partition') await acts.removePartition(site, step.name);
+      else await acts.setRouting(site, { percent: step.percent, policies: step.policies });
+    },
+
+    /** Runs the suite on both pools side by side and reports wait and run times per job. */
+    async runBenchmarks(site: string, input: { runKey: string; tandemPartition: string; legacyPartition: string; suite: BenchmarkKind[]; timeoutMs: number }): Promise<BenchmarkResult[]> {
+      const a = admin(site);
+      const ctx = Context.current();
+      const submitted: { kind: BenchmarkKind; pool: 'tandem' | 'legacy'; jobId: string }[] = [];
+      for (const kind of input.suite) {
+        for (const pool of ['tandem', 'legacy'] as const) {
+          const b = BENCHMARK_SCRIPTS[kind];
+          const partition = pool === 'tandem' ? input.tandemPartition : input.legacyPartition;
+          const jobId = await a.submitOnce(`tandem-mig-${input.runKey}-${pool}-${kind}`, partition, b.script, b.args);
+          submitted.push({ kind, pool, jobId });
+        }
+      }
+      const deadline = Date.now() + input.timeoutMs;
+      for (;;) {
+        const jobs = await Promise.all(submitted.map(async (s) => ({ ...s, rec: await a.job(s.jobId) })));
+        const states = jobs.map((j) => j.rec?.JobState ?? 'UNKNOWN');
+        ctx.heartbeat({ states });
+        if (states.every((s) => TERMINAL.has(s))) {
+          const secs = (from?: string, to?: string) => (from && to && /^\d{4}/.test(from) && /^\d{4}/.test(to) ? Math.max(0, (Date.parse(`${to}Z`) - Date.parse(`${from}Z`)) / 1000) : 0);
+          return jobs.map((j) => ({ kind: j.kind, pool: j.pool, jobId: j.jobId, state: j.rec!.JobState!, waitSeconds: secs(j.rec!.SubmitTime, j.rec!.StartTime), runSeconds: secs(j.rec!.StartTime, j.rec!.EndTime) }));
+        }
+        if (Date.now() > deadline) {
+          return jobs.map((j) => ({ kind: j.kind, pool: j.pool, jobId: j.jobId, state: `${j.rec?.JobState ?? 'UNKNOWN'} (gate timeout)`, waitSeconds: 0, runSeconds: 0 }));
+        }
+        await ctx.sleep(500);
+      }
+    },
+
+    /** Error rate and wait of the jobs the pool ran since `sinceMs`, and its CPU utilisation now. */
+    async observePool(site: string, input: { partition: string; sinceMs: number }): Promise<Observation> {
+      const a = admin(site);
+      const jobs = (await a.jobs(input.partition)).filter((j) => j.submit >= input.sinceMs - 1000);
+      const finished = jobs.filter((j) => TERMINAL.has(j.state));
+      const failed = finished.filter((j) => j.state !== 'COMPLETED' && j.state !== 'CANCELLED').length;
+      const started = jobs.filter((j) => j.start !== undefined && j.start >= j.submit);
+      const avgWait = started.length ? started.reduce((s, j) => s + (j.start! - j.submit) / 1000, 0) / started.length : 0;
+      const cpu = await a.cpuUsage(input.partition);
+      return { jobs: jobs.length, failed, errorRate: finished.length ? failed / finished.length : 0, avgWaitSeconds: avgWait, utilisation: cpu.total ? cpu.allocated / cpu.total : 0 };
+    },
+  };
+  return acts;
+}
+
+export type MigrationActivities = ReturnType<typeof createMigrationActivities>;
