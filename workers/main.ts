@@ -4,11 +4,14 @@
 import { resolve } from 'node:path';
 import { Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { createTandemWorker } from './worker.js';
+import { slurmBackendFromEnv } from '../backends/slurm/index.js';
 
 Runtime.install({ telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } } });
 const address = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
 const home = resolve(process.env.TANDEM_HOME ?? '.tandem');
-const { worker, connection } = await createTandemWorker({ address, namespace: process.env.TEMPORAL_NAMESPACE, taskQueue: process.env.TANDEM_TASK_QUEUE, home });
+// Slurm through FirecREST or slurmrestd when TANDEM_SLURM_API is set (see README, "Training on Slurm").
+const slurm = slurmBackendFromEnv();
+const { worker, connection } = await createTandemWorker({ address, namespace: process.env.TEMPORAL_NAMESPACE, taskQueue: process.env.TANDEM_TASK_QUEUE, home, backends: slurm ? { slurm } : undefined });
 console.log(`tandem worker: polling task queue "${worker.options.taskQueue}" on ${address}, local runtime state in ${home}`);
 try {
   await worker.run();

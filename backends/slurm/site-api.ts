@@ -1,0 +1,29 @@
+// What a Slurm job backend needs from a site, whichever API reaches it (FirecREST v2 or slurmrestd).
+import type { BatchJob } from './script.js';
+
+/** One job as the site reports it, already normalised by the API's mapping module. */
+export interface SiteJob {
+  jobId: string;
+  name: string;
+  /** The site's state string, mapped by states.ts. */
+  state: string | string[];
+  exitCode?: number;
+  stateReason?: string;
+  standardOutput?: string;
+  standardError?: string;
+}
+
+export interface SiteApi {
+  /** Every job of the calling user that the site still knows; one request. */
+  listJobs(): Promise<SiteJob[]>;
+  /** One job; undefined when the site does not know it (404). */
+  getJob(jobId: string): Promise<SiteJob | undefined>;
+  /** Submits and returns the new job id. Not retried by the API: the backend looks up by name first. */
+  submit(job: BatchJob): Promise<string>;
+  /** Cancels; "no such job" is reported as a SlurmApiError of kind not-found. */
+  cancel(jobId: string): Promise<void>;
+  /** The last `lines` lines of a file on the site; undefined when absent. */
+  tail(path: string, lines: number): Promise<string | undefined>;
+  /** A small file's content (progress), or undefined. */
+  readSmall?(path: string): Promise<string | undefined>;
+}
