@@ -1,7 +1,7 @@
 // Activities of staged migration: partition changes, benchmark jobs and observation on a Slurm site,
 // and the routing share that Tandem's placement reads. Each change is idempotent (absolute states,
 // deterministic job names) and audited, so a retried activity never moves a node twice.
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SlurmAdmin, type SlurmAdminOptions } from '../backends/slurm-admin.js';
@@ -66,6 +66,17 @@ export function createMigrationActivities(cfg: MigrationActivityConfig) {
     async removePartition(site: string, name: string): Promise<boolean> {
       const a = admin(site);
       const before = await a.partition(name);
+      if (!before) return false;
+      // Slurm refuses to delete a partition that still has jobs. Tandem's own benchmark jobs can go;
+      // anybody else's must finish (or be moved) first, which is the operator's call.
+      const live = (await a.jobs(name)).filter((j) => !TERMINAL.has(j.state));
+      const ours = live.filter((j) => j.name.startsWith('tandem-mig-')).map((j) => j.id);
+      if (ours.length) await a.run('scancel', ours);
+      const others = live.filter((j) => !j.name.startsWith('tandem-mig-'));
+      if (others.length) {
+        throw ApplicationFailure.create({ type: 'PartitionInUse', nonRetryable: false, message: `partition ${name} on ${site} still has ${others.length} job(s) (${others.map((j) => j.id).join(', ')}); they must finish or move before its nodes can be returned` });
+      }
+      for (let i = 0; i < 20 && ours.length && (await a.jobs(name)).some((j) => ours.includes(j.id) && !TERMINAL.has(j.state)); i++) await new Promise((r) => setTimeout(r, 250));
       const changed = await a.deletePartition(name);
       if (changed) audit(site, { change: 'delete-partition', name, from: before });
       return changed;
@@ -114,6 +125,9 @@ export function createMigrationActivities(cfg: MigrationActivityConfig) {
           return jobs.map((j) => ({ kind: j.kind, pool: j.pool, jobId: j.jobId, state: j.rec!.JobState!, waitSeconds: secs(j.rec!.SubmitTime, j.rec!.StartTime), runSeconds: secs(j.rec!.StartTime, j.rec!.EndTime) }));
         }
         if (Date.now() > deadline) {
+          // The gate has decided: its own unfinished jobs go, so the pool can be returned cleanly.
+          const unfinished = jobs.filter((j) => !TERMINAL.has(j.rec?.JobState ?? '')).map((j) => j.jobId);
+          if (unfinished.length) await a.run('scancel', unfinished);
           return jobs.map((j) => ({ kind: j.kind, pool: j.pool, jobId: j.jobId, state: `${j.rec?.JobState ?? 'UNKNOWN'} (gate timeout)`, waitSeconds: 0, runSeconds: 0 }));
         }
         await ctx.sleep(500);

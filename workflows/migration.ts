@@ -32,7 +32,7 @@ export const rollbackUpdate = defineUpdate<{ rolledBack: MigrationPhase; state: 
 const PHASES: MigrationPhase[] = ['phase1', 'phase2', 'phase3'];
 
 const acts = proxyActivities<MigrationActivities>({ startToCloseTimeout: '2m', retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10 } });
-const benchActs = proxyActivities<MigrationActivities>({ startToCloseTimeout: '2h', heartbeatTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 5 } });
+const benchActs = proxyActivities<MigrationActivities>({ startToCloseTimeout: '2h', heartbeatTimeout: '10s', retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 5 } });
 
 export interface PhaseResult {
   outcome: 'passed' | 'failed' | 'fell-back';
