@@ -6,6 +6,14 @@ import { DefaultLogger, Runtime, makeTelemetryFilterString } from '@temporalio/w
 import { startDevServer } from '../workers/dev-server.js';
 import { createTandemWorker } from '../workers/worker.js';
 import { LocalServingBackend } from '../backends/local-serving.js';
+import { slurmBackendFromEnv } from '../backends/slurm/index.js';
+
+/** Slurm, when TANDEM_SLURM_API configures it (README, "Training on Slurm"): then `auto` trains there. */
+function configuredBackends() {
+  const slurm = slurmBackendFromEnv();
+  if (slurm) console.log(`tandem: Slurm backend configured (${process.env.TANDEM_SLURM_API}); runtime auto trains on it`);
+  return slurm ? { slurm } : undefined;
+}
 import { loadPipelineSpec, TandemClient } from '../sdk/client.js';
 import { ProgressPrinter, elapsed, formatStatus } from './render.js';
 
@@ -19,7 +27,7 @@ export async function runDev(o: { port: number; uiPort: number; state: string })
   quietRuntime();
   const state = resolve(o.state);
   const server = await startDevServer({ dbFile: join(state, 'temporal.db'), ui: true, port: o.port, uiPort: o.uiPort });
-  const { worker } = await createTandemWorker({ address: server.address, home: state });
+  const { worker } = await createTandemWorker({ address: server.address, home: state, backends: configuredBackends() });
   console.log(`Temporal: ${server.address}   Web UI: ${server.uiUrl}   state: ${state}`);
   console.log(`Run a pipeline from another terminal: npm run tandem -- run templates/examples/demo-pipeline.yaml`);
   const stop = () => worker.shutdown();
@@ -39,7 +47,7 @@ export async function runDemo(o: { spec?: string; keep?: boolean }): Promise<voi
   const server = await startDevServer({ dbFile: join(state, 'temporal.db'), ui: true, log: (l) => console.log(l) });
   console.log(`tandem demo: Temporal server ${server.address} (real dev server, SQLite in ${state})`);
   console.log(`tandem demo: Web UI ${server.uiUrl}/namespaces/default/workflows`);
-  const { worker, connection } = await createTandemWorker({ address: server.address, home: state });
+  const { worker, connection } = await createTandemWorker({ address: server.address, home: state, backends: configuredBackends() });
   const running = worker.run();
   const client = await TandemClient.connect({ address: server.address });
   let ok = false;
