@@ -6,13 +6,15 @@
 // `command` (+ `args`), or `script.command` + the script file. The command's first word must exist
 // on this host (PATH or absolute path); `python` falls back to `python3`. A container without
 // `command` relies on its image's entrypoint, which cannot be known without the image, so it is
-// not runnable locally (RuntimeUnavailable). Absolute paths (output parameters, artifacts) are
-// host paths; relative ones are relative to the job's directory.
+// not runnable locally (RuntimeUnavailable). Relative output paths are relative to the job's
+// directory, which stands in for the image's working directory; an absolute output path is looked
+// up there first (a program that wrote `result.txt` in `/` of its image) and on the host otherwise.
 import { Context, ApplicationFailure, CancelledFailure } from '@temporalio/activity';
-import { accessSync, chmodSync, constants, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants, cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { LocalJobBackend, readTail } from '../backends/local-jobs.js';
-import type { HttpInput, HttpResult, RunPodInput, RunPodResult } from '../workflows/argo/types.js';
+import type { HttpInput, HttpResult, NodeOutputs, RunPodInput, RunPodResult } from '../workflows/argo/types.js';
 
 /** Where a pod runs. Slurm and Kubernetes targets are provided by their backends when configured. */
 export interface ExecutionTarget {
@@ -30,7 +32,105 @@ export interface ArgoActivityConfig {
   secretsDir?: string;
   pollInitialMs?: number;
   pollMaxMs?: number;
+  /** memoize caches: <memoDir>/<cache name>/<sha256 of key>.json; <home>/argo/memo by default. */
+  memoDir?: string;
+  /** What a Slurm step does when no Slurm target is configured: run on this host (default) or fail. */
+  slurmFallback?: 'local' | 'fail';
 }
+
+/** The job a `plugin: {slurm: {...}}` template asks for: explicit fields win over #SBATCH lines. */
+export interface SlurmJobSpec {
+  script: string;
+  jobName?: string;
+  nodes: number;
+  tasksPerNode: number;
+  cpusPerTask: number;
+  gpusPerNode: number;
+  memoryMB?: number;
+  walltime?: string;
+  partition?: string;
+  account?: string;
+  constraint?: string;
+  reservation?: string;
+  qos?: string;
+  env: Record<string, string>;
+}
+
+const SBATCH_FLAGS: Record<string, keyof SlurmJobSpec> = {
+  '-N': 'nodes', '--nodes': 'nodes', '--ntasks-per-node': 'tasksPerNode', '-c': 'cpusPerTask', '--cpus-per-task': 'cpusPerTask',
+  '--gpus-per-node': 'gpusPerNode', '--mem': 'memoryMB', '-t': 'walltime', '--time': 'walltime', '-p': 'partition', '--partition': 'partition',
+  '-A': 'account', '--account': 'account', '-C': 'constraint', '--constraint': 'constraint', '--reservation': 'reservation', '--qos': 'qos', '-q': 'qos', '-J': 'jobName', '--job-name': 'jobName',
+};
+
+function memoryMB(v: string): number | undefined {
+  const m = /^(\d+(?:\.\d+)?)([KMGT]?)B?$/i.exec(v.trim());
+  if (!m) return undefined;
+  const f = { K: 1 / 1024, M: 1, G: 1024, T: 1024 * 1024, '': 1 }[m[2]!.toUpperCase() as 'K'];
+  return Math.ceil(Number(m[1]) * f);
+}
+
+/** Reads a Slurm plugin template's resources: its fields, then the script's #SBATCH directives. */
+export function slurmJobSpec(slurm: Record<string, unknown>): SlurmJobSpec {
+  const script = String(slurm.script ?? '');
+  const fromScript: Record<string, string> = {};
+  for (const line of script.split('\n')) {
+    const m = /^#SBATCH\s+(--?[A-Za-z-]+)(?:[=\s]+(\S+))?/.exec(line.trim());
+    const key = m && SBATCH_FLAGS[m[1]!];
+    if (key && m[2] !== undefined && !(key in fromScript)) fromScript[key] = m[2];
+  }
+  const pick = (k: keyof SlurmJobSpec): string | undefined => (slurm[k] !== undefined && slurm[k] !== '' ? String(slurm[k]) : fromScript[k]);
+  const int = (k: keyof SlurmJobSpec, d: number) => {
+    const v = pick(k);
+    const n = v === undefined ? d : Number(v);
+    if (!Number.isInteger(n) || n < 0) throw ApplicationFailure.create({ type: 'InvalidRequest', nonRetryable: true, message: `plugin.slurm.${k}: ${JSON.stringify(v)} is not a whole number` });
+    return n;
+  };
+  const mem = pick('memoryMB') ?? (slurm.memory !== undefined ? String(slurm.memory) : undefined);
+  return {
+    script,
+    jobName: pick('jobName'),
+    nodes: int('nodes', 1),
+    tasksPerNode: int('tasksPerNode', 1),
+    cpusPerTask: int('cpusPerTask', 1),
+    gpusPerNode: int('gpusPerNode', 0),
+    memoryMB: mem === undefined ? undefined : /^\d+$/.test(mem) ? Number(mem) : memoryMB(mem),
+    walltime: pick('walltime'),
+    partition: pick('partition'),
+    account: pick('account'),
+    constraint: pick('constraint'),
+    reservation: pick('reservation'),
+    qos: pick('qos'),
+    env: Object.fromEntries(Object.entries((slurm.env ?? {}) as Record<string, unknown>).map(([k, v]) => [k, String(v)])),
+  };
+}
+
+/** The interpreter named by a script's shebang (`#!/usr/bin/env bash` → bash), sh without one. */
+export function shebangCommand(script: string): string[] {
+  const m = /^#!\s*(\S+)(.*)$/.exec(script.split('\n')[0] ?? '');
+  if (!m) return ['sh'];
+  const args = m[2]!.trim().split(/\s+/).filter(Boolean);
+  if (m[1]!.endsWith('/env')) {
+    const rest = args.filter((a) => !a.startsWith('-'));
+    return rest.length ? rest : ['sh'];
+  }
+  return [m[1]!, ...args];
+}
+
+// Drops srun's options (attached values, `--opt=v`, and `-x v` for the options that take one) and
+// runs the command once: a one-node stand-in for an allocation.
+const SRUN_SHIM = `#!/bin/sh
+# Tandem: srun stand-in for Slurm steps run locally (no Slurm target on this worker).
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --) shift; break ;;
+    --*=*) shift ;;
+    -N|-n|-c|-t|-p|-A|-J|-w|-G|-m|-C|-q|--nodes|--ntasks|--ntasks-per-node|--cpus-per-task|--gpus|--gpus-per-node|--gpus-per-task|--mem|--mem-per-cpu|--time|--partition|--account|--job-name|--nodelist|--gres|--constraint|--reservation|--qos|--mpi|--cpu-bind|--distribution|--export) shift 2 ;;
+    -*) shift ;;
+    *) break ;;
+  esac
+done
+exec "$@"
+`;
 
 const ALIASES: Record<string, string[]> = { python: ['python3'], python2: ['python3'] };
 
@@ -57,14 +157,14 @@ export function findExecutable(cmd: string): string | undefined {
 
 /** The argv a pod runs on this host, or why it cannot run here. */
 export function localArgv(input: Pick<RunPodInput, 'kind' | 'command' | 'args' | 'image' | 'source'>, scriptFile: string): { argv?: string[]; reason?: string } {
-  const command = input.kind === 'script' ? (input.command.length ? input.command : ['sh']) : input.command;
+  const command = input.kind === 'plugin' ? shebangCommand(input.source ?? '') : input.kind === 'script' ? (input.command.length ? input.command : ['sh']) : input.command;
   if (command.length === 0) {
     return { reason: `container image ${input.image ?? '(none)'} has no command: its entrypoint is unknown without a container runtime` };
   }
   const exe = findExecutable(command[0]!);
   if (!exe) return { reason: `${command[0]} (from image ${input.image ?? '(none)'}) is not installed on this host` };
   const rest = command.slice(1);
-  return { argv: input.kind === 'script' ? [exe, ...rest, scriptFile, ...input.args] : [exe, ...rest, ...input.args] };
+  return { argv: input.kind === 'script' ? [exe, ...rest, scriptFile, ...input.args] : input.kind === 'plugin' ? [exe, ...rest, scriptFile] : [exe, ...rest, ...input.args] };
 }
 
 function unavailable(message: string): ApplicationFailure {
@@ -81,14 +181,17 @@ class LocalTarget implements ExecutionTarget {
   async run(input: RunPodInput, ctx: { heartbeat(d?: unknown): void; sleep(ms: number): Promise<void> }): Promise<RunPodResult> {
     const dir = this.backend.jobDir(input.jobName);
     const scriptFile = join(this.cfg.home, 'argo', 'scripts', `${input.jobName}.script`);
+    const job = input.slurm ? slurmJobSpec(input.slurm) : undefined;
+    if (input.kind === 'plugin' && job) input = { ...input, source: job.script };
     const { argv, reason } = localArgv(input, scriptFile);
     if (!argv) throw unavailable(reason!);
-    const env = { ...input.env, ...this.secretEnv(input) };
+    const env = { ...input.env, ...(job ? this.slurmEnv(input, job, dir) : {}), ...this.secretEnv(input) };
     const existing = await this.backend.findByName(input.jobName);
     if (!existing) {
       if (input.source !== undefined) {
         mkdirSync(dirname(scriptFile), { recursive: true });
-        writeFileSync(scriptFile, input.source);
+        // Executable, as Argo's staged script is: `command: [sh, -c]` runs the file by its path.
+        writeFileSync(scriptFile, input.source, { mode: 0o755 });
       }
       for (const a of input.inputArtifacts) this.placeArtifact(a);
       const withCwd = input.workingDir && existsSync(input.workingDir) ? ['/bin/sh', '-c', 'cd "$0" && exec "$@"', input.workingDir, ...argv] : argv;
@@ -101,7 +204,9 @@ class LocalTarget implements ExecutionTarget {
       if (st.state !== 'RUNNING' && st.state !== 'PENDING' && st.state !== 'COMPLETING') {
         const stdout = readTail(join(dir, 'stdout'), 256 * 1024);
         const result = stdout.replace(/\n$/, '');
-        const base = (p: string) => (isAbsolute(p) ? p : join(dir, p));
+        // The job's directory stands in for the image's working directory (`/` in most images): an
+        // absolute path a program wrote relative to its cwd is found there first.
+        const base = (p: string) => (!isAbsolute(p) ? join(dir, p) : existsSync(join(dir, p)) ? join(dir, p) : p);
         const parameters: Record<string, string> = {};
         const artifacts: Record<string, string> = {};
         let missing: string | undefined;
@@ -156,6 +261,33 @@ class LocalTarget implements ExecutionTarget {
     }
   }
 
+  /** What a one-node allocation of the requested shape would set, and the srun stand-in on PATH. */
+  private slurmEnv(input: RunPodInput, job: SlurmJobSpec, dir: string): Record<string, string> {
+    const bin = join(this.cfg.home, 'argo', 'bin');
+    const shim = join(bin, 'srun');
+    if (!existsSync(shim) || readFileSync(shim, 'utf8') !== SRUN_SHIM) {
+      mkdirSync(bin, { recursive: true });
+      writeFileSync(`${shim}.${process.pid}`, SRUN_SHIM, { mode: 0o755 });
+      renameSync(`${shim}.${process.pid}`, shim);
+    }
+    return {
+      ...job.env,
+      PATH: `${bin}${delimiter}${process.env.PATH ?? ''}`,
+      SLURM_JOB_ID: input.jobName,
+      SLURM_JOB_NAME: job.jobName ?? input.jobName,
+      SLURM_JOB_NUM_NODES: String(job.nodes),
+      SLURM_NNODES: String(job.nodes),
+      SLURM_NTASKS: String(job.nodes * job.tasksPerNode),
+      SLURM_NTASKS_PER_NODE: String(job.tasksPerNode),
+      SLURM_CPUS_PER_TASK: String(job.cpusPerTask),
+      SLURM_GPUS_PER_NODE: String(job.gpusPerNode),
+      SLURM_JOB_PARTITION: job.partition ?? 'local',
+      SLURM_JOB_NODELIST: 'localhost',
+      SLURM_SUBMIT_DIR: dir,
+      TANDEM_SLURM_FALLBACK: 'local',
+    };
+  }
+
   /** Secret and ConfigMap values stay out of workflow history: they are read here, at run time. */
   private secretEnv(input: RunPodInput): Record<string, string> {
     const out: Record<string, string> = {};
@@ -172,13 +304,42 @@ class LocalTarget implements ExecutionTarget {
 
 export function createArgoActivities(config: ArgoActivityConfig) {
   const local = new LocalTarget(new LocalJobBackend(config.home), config);
+  const memoFile = (cache: string, key: string) => {
+    if (!/^[A-Za-z0-9._-]+$/.test(cache)) throw ApplicationFailure.create({ type: 'InvalidRequest', nonRetryable: true, message: `memoize.cache.configMap.name ${JSON.stringify(cache)} is not a valid name` });
+    return join(config.memoDir ?? join(config.home, 'argo', 'memo'), cache, `${createHash('sha256').update(key).digest('hex')}.json`);
+  };
   const targets: Partial<Record<RunPodInput['target'], ExecutionTarget>> = { local, ...config.targets };
   return {
     async argoRunPod(input: RunPodInput): Promise<RunPodResult> {
-      const target = targets[input.target];
+      let target = targets[input.target];
+      let note: string | undefined;
+      if (!target && input.target === 'slurm' && (input.slurmFallback ?? config.slurmFallback ?? 'local') === 'local') {
+        // The fallback rule (see the top of this file): a Slurm step runs here when no Slurm target is configured.
+        const job = input.slurm ? slurmJobSpec(input.slurm) : undefined;
+        target = local;
+        note = `slurm: no Slurm target on this worker; ran locally${job ? ` (${job.nodes} node${job.nodes === 1 ? '' : 's'} requested)` : ''}`;
+      }
       if (!target) throw unavailable(`no ${input.target} execution target is configured on this worker (template ${input.templateName})`);
       const ctx = Context.current();
-      return target.run(input, { heartbeat: (d) => ctx.heartbeat(d), sleep: (ms) => ctx.sleep(ms) });
+      const r = await target.run(input, { heartbeat: (d) => ctx.heartbeat(d), sleep: (ms) => ctx.sleep(ms) });
+      return note ? { ...r, message: r.message ? `${note}: ${r.message}` : note } : r;
+    },
+
+    /** memoize: the entry for `key` in `cache` when it is younger than maxAgeMs (Argo's ConfigMap cache, as files). */
+    async argoMemoGet(input: { cache: string; key: string; maxAgeMs?: number }): Promise<{ outputs?: NodeOutputs; nodeId?: string; createdAt?: string }> {
+      const file = memoFile(input.cache, input.key);
+      if (!existsSync(file)) return {};
+      const e = JSON.parse(readFileSync(file, 'utf8')) as { key: string; nodeID: string; outputs: NodeOutputs; creationTimestamp: string };
+      if (e.key !== input.key) return {};
+      if (input.maxAgeMs !== undefined && Date.now() - Date.parse(e.creationTimestamp) > input.maxAgeMs) return {};
+      return { outputs: e.outputs, nodeId: e.nodeID, createdAt: e.creationTimestamp };
+    },
+
+    async argoMemoPut(input: { cache: string; key: string; nodeId: string; outputs: NodeOutputs }): Promise<void> {
+      const file = memoFile(input.cache, input.key);
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(`${file}.tmp`, JSON.stringify({ key: input.key, nodeID: input.nodeId, outputs: input.outputs, creationTimestamp: new Date().toISOString() }));
+      renameSync(`${file}.tmp`, file);
     },
 
     async argoHttp(input: HttpInput): Promise<HttpResult> {

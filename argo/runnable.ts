@@ -1,7 +1,7 @@
 // Can a resolved workflow run on this host's local runtime? Only reachable templates count; the
 // answer names the first thing missing (an interpreter, Kubernetes, the network, a cloud bucket).
 import type { Json } from './load.js';
-import { localArgv } from '../activities/argo.js';
+import { findExecutable, localArgv } from '../activities/argo.js';
 
 const arr = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
 const REMOTE_ARTIFACTS = ['s3', 'gcs', 'oss', 'hdfs', 'artifactory', 'azure', 'git', 'http'];
@@ -9,12 +9,16 @@ const REMOTE_ARTIFACTS = ['s3', 'gcs', 'oss', 'hdfs', 'artifactory', 'azure', 'g
 export function reachableTemplates(spec: Json): Json[] {
   const byName = new Map(arr(spec.templates).map((t) => [String(t.name), t]));
   const seen = new Map<string, Json>();
-  const visit = (name: unknown) => {
-    if (typeof name !== 'string' || seen.has(name) || !byName.has(name)) return;
-    const t = byName.get(name)!;
-    seen.set(name, t);
+  const visit = (name: unknown, inline?: Json) => {
+    if (inline) {
+      if (seen.has(String(name))) return;
+    } else if (typeof name !== 'string' || seen.has(name) || !byName.has(name)) return;
+    const t = inline ?? byName.get(name as string)!;
+    seen.set(String(name), t);
     const calls = [...arr(t.steps).flatMap((g) => (Array.isArray(g) ? (g as Json[]) : [])), ...arr((t.dag as Json | undefined)?.tasks)];
     for (const c of calls) {
+      // Inline templates (steps[].inline, tasks[].inline) run like named ones.
+      if (c.inline) visit(`${String(name)}/${String(c.name)}-inline`, { name: `${String(c.name)}-inline`, ...(c.inline as Json) });
       visit(c.template);
       visit(c.onExit);
       for (const h of Object.values((c.hooks ?? {}) as Record<string, Json>)) visit(h.template);
@@ -33,13 +37,21 @@ export function whyNotRunnable(spec: Json): string | undefined {
     if (src) return `needs a remote ${src} artifact`;
   }
   if (spec.artifactRepositoryRef) return 'needs a configured artifact repository';
+  for (const p of arr((spec.arguments as Json | undefined)?.parameters)) if ((p.valueFrom as Json | undefined)?.configMapKeyRef) return `workflow parameter ${String(p.name)} comes from a Kubernetes ConfigMap`;
   for (const t of reachableTemplates(spec)) {
     const name = String(t.name);
     if (t.resource) return `templates.${name}: resource template needs Kubernetes`;
     if (t.http) return `templates.${name}: http template needs the network`;
     if (t.containerSet) return `templates.${name}: containerSet needs Kubernetes`;
     if (t.data) return `templates.${name}: data template needs an artifact repository`;
-    if (t.plugin) return `templates.${name}: executor plugin ${Object.keys(t.plugin as Json)[0]} not configured`;
+    const slurm = (t.plugin as Json | undefined)?.slurm as Json | undefined;
+    if (t.plugin && !slurm) return `templates.${name}: executor plugin ${Object.keys(t.plugin as Json)[0]} not configured`;
+    if (slurm) {
+      // Slurm steps run on this host when the worker has no Slurm target (activities/argo.ts).
+      const r = localArgv({ kind: 'plugin', command: [], args: [], source: String(slurm.script ?? '') }, '/dev/null');
+      if (r.reason) return `templates.${name}: ${r.reason}`;
+      continue;
+    }
     if (t.daemon === true) return `templates.${name}: daemon pods reached over the pod network (needs Kubernetes)`;
     for (const a of arr((t.inputs as Json | undefined)?.artifacts)) {
       const src = REMOTE_ARTIFACTS.find((k) => a[k] !== undefined);
@@ -49,12 +61,36 @@ export function whyNotRunnable(spec: Json): string | undefined {
       const src = REMOTE_ARTIFACTS.find((k) => a[k] !== undefined);
       if (src) return `templates.${name}: output artifact to ${src}`;
     }
+    for (const a of [...arr((t.inputs as Json | undefined)?.artifacts), ...arr((t.outputs as Json | undefined)?.artifacts)]) {
+      if (typeof a.path === 'string' && /^\/(tmp\/?)?$/.test(a.path)) return `templates.${name}: artifact ${String(a.name)} is the whole ${a.path} directory, which on a shared host is not the pod's own`;
+    }
+    for (const p of arr((t.inputs as Json | undefined)?.parameters)) if ((p.valueFrom as Json | undefined)?.configMapKeyRef) return `templates.${name}: input parameter ${String(p.name)} comes from a Kubernetes ConfigMap`;
     const c = (t.container ?? t.script) as Json | undefined;
     if (!c) continue;
     for (const e of arr(c.env)) if ((e.valueFrom as Json | undefined)?.secretKeyRef || (e.valueFrom as Json | undefined)?.configMapKeyRef) return `templates.${name}: needs a Kubernetes Secret/ConfigMap`;
     if (arr(t.sidecars).length) return `templates.${name}: sidecars need a pod network`;
     const r = localArgv({ kind: t.script ? 'script' : 'container', command: (c.command as string[] | undefined) ?? [], args: (c.args as string[] | undefined) ?? [], image: c.image as string | undefined, source: '' }, '/dev/null');
     if (r.reason) return `templates.${name}: ${r.reason}`;
+    const why = shellNeeds(c);
+    if (why) return `templates.${name}: ${why}`;
   }
+  return undefined;
+}
+
+const SHELL_WORDS = new Set(['echo', 'printf', 'cd', 'exit', 'set', 'export', 'for', 'while', 'if', 'test', 'read', 'true', 'false', 'sleep', 'cat', 'ls', 'eval', 'exec', 'trap', 'wait', 'case', 'until', 'return', 'shift', 'local', 'unset', '[', '{', '(']);
+
+/**
+ * What a `sh -c "<script>"` (or a script template's source) needs beyond the shell itself: the first
+ * program it runs, when that is a plain word (image-provided tools such as cowsay), and the network
+ * (curl/wget to a remote host).
+ */
+function shellNeeds(c: Json): string | undefined {
+  const cmd = (c.command as string[] | undefined) ?? [];
+  const shell = /(^|\/)(ba|da|z)?sh$/.test(cmd[0] ?? '');
+  const text = typeof c.source === 'string' ? c.source : shell && cmd[1] === '-c' ? [...cmd.slice(2), ...((c.args as string[] | undefined) ?? [])].join(' ') : '';
+  if (!text || (!shell && typeof c.source === 'string')) return undefined;
+  if (/\b(curl|wget)\b[\s\S]*https?:\/\/(?!localhost|127\.0\.0\.1)/.test(text)) return 'calls a remote URL (curl/wget): needs the network';
+  const first = /^\s*([A-Za-z0-9_.-]+)(\s|$)/.exec(text.replace(/^(\s*#[^\n]*\n)+/, ''))?.[1];
+  if (first && !SHELL_WORDS.has(first) && !/=/.test(first) && !findExecutable(first)) return `${first} (from image ${String(c.image ?? '(none)')}) is not installed on this host`;
   return undefined;
 }

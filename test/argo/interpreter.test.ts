@@ -1,5 +1,6 @@
 // The Argo interpreter on the real Temporal dev server, running real shell commands through the
 // local target: steps, dag/depends, loops, when, outputs, retryStrategy, suspend/resume, onExit.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { createArgoActivities } from '../../activities/argo.js';
@@ -141,4 +142,45 @@ test('nothing starts when validation fails', async () => {
   const before = (await client.list()).length;
   expect(() => prepare('bad.yaml', { text: 'apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {generateName: x-}\nspec:\n  entrypoint: nope\n  templates: []\n' })).toThrow(ArgoValidationError);
   expect((await client.list()).length).toBe(before);
+});
+
+test('memoize: a fresh entry for the key answers instead of running; other keys and stale entries run', async () => {
+  const counter = join(tempDir('memo'), 'runs');
+  const yaml = (maxAge: string) => `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {generateName: memo-}
+spec:
+  entrypoint: main
+  arguments: {parameters: [{name: who, value: world}]}
+  templates:
+  - name: main
+    steps:
+    - - {name: hello, template: hello, arguments: {parameters: [{name: who, value: "{{workflow.parameters.who}}"}]}}
+  - name: hello
+    inputs: {parameters: [{name: who}]}
+    memoize: {key: "hello-{{inputs.parameters.who}}", maxAge: "${maxAge}", cache: {configMap: {name: memo-test}}}
+    script:
+      image: alpine
+      command: [sh]
+      source: |
+        echo run >> ${counter}
+        echo "hello {{inputs.parameters.who}} $(wc -l < ${counter})"
+`;
+  const hello = async (maxAge: string, who: string) => {
+    const st = await (await run(yaml(maxAge), { who })).done;
+    expect(st.phase).toBe('Succeeded');
+    return Object.values(st.nodes).find((n) => n.displayName === 'hello')!;
+  };
+  const first = await hello('1h', 'world');
+  expect(first.memoizationStatus).toEqual({ hit: false, key: 'hello-world', cacheName: 'memo-test' });
+  expect(first.outputs?.result).toBe('hello world 1');
+  const second = await hello('1h', 'world');
+  expect(second.memoizationStatus).toEqual({ hit: true, key: 'hello-world', cacheName: 'memo-test' });
+  expect(second.message).toBe(`memoized: cache memo-test key hello-world (from ${first.id})`);
+  expect(second.outputs?.result).toBe('hello world 1');
+  expect((await hello('1h', 'moon')).outputs?.result).toBe('hello moon 2');
+  const stale = await hello('1ms', 'world');
+  expect(stale.memoizationStatus?.hit).toBe(false);
+  expect(stale.outputs?.result).toBe('hello world 3');
+  expect(readFileSync(counter, 'utf8').split('\n').filter(Boolean)).toHaveLength(3);
 });

@@ -9,6 +9,7 @@ import {
   defineQuery,
   defineSignal,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   sleep,
@@ -23,6 +24,9 @@ import { scopeEnv, stringify, substitute, substituteDeep, type Scope } from './t
 import type { ArgoNode, ArgoRunInput, ArgoStatus, Json, NodeOutputs, Phase, RunPodInput } from './types.js';
 
 type Activities = ReturnType<typeof createArgoActivities>;
+
+/** patched() ids of the interpreter: runs recorded before a change replay without it. */
+export const ARGO_PATCHES = { memoize: 'argo-memoize' } as const;
 
 export const argoStatusQuery = defineQuery<ArgoStatus>('argo.status');
 /** Resumes suspended nodes (all, or those whose name contains `node`), optionally supplying outputs. */
@@ -473,6 +477,7 @@ export async function argoWorkflow(input: ArgoRunInput): Promise<ArgoStatus> {
       outputArtifacts: arr((leaf.outputs as Json | undefined)?.artifacts).filter((a) => a.path !== undefined).map((a) => ({ name: String(a.name), path: String(a.path), optional: a.optional === true })),
       artifactPrefix: `${input.artifactRoot ?? ''}${input.name}/${node.id}`,
       slurm,
+      slurmFallback: annotations['tandem.io/slurm-fallback'] === 'fail' ? 'fail' : annotations['tandem.io/slurm-fallback'] === 'local' ? 'local' : undefined,
     };
   }
 
@@ -490,6 +495,7 @@ export async function argoWorkflow(input: ArgoRunInput): Promise<ArgoStatus> {
     }
     try {
       const r = await workflowParallelism.run(() => acts.argoRunPod(pod));
+      node.target = r.target;
       const outputs: NodeOutputs = { parameters: r.parameters, artifacts: r.artifacts, result: r.result, exitCode: r.exitCode === undefined ? undefined : String(r.exitCode) };
       const withScope: Scope = { ...scope, 'outputs.result': r.result ?? '', exitCode: outputs.exitCode ?? '' };
       return finish(node, r.phase, r.message, r.phase === 'Succeeded' ? templateOutputs(tmpl, withScope, outputs) : outputs);
@@ -536,7 +542,39 @@ export async function argoWorkflow(input: ArgoRunInput): Promise<ArgoStatus> {
   const daemonScopes: CancellationScope[] = [];
 
   // ---- one template call, with retries -------------------------------------------------------------
+  /**
+   * memoize: a template whose key has a fresh entry in its cache is not run; the entry's outputs
+   * stand in (node message "memoized …"). Successful results are stored. The cache lives with the
+   * activities (files under the worker's home, one directory per `cache.configMap.name`).
+   */
   async function runTemplate(call: Call): Promise<NodeResult> {
+    const memo = call.template.memoize as Json | undefined;
+    if (!memo || input.reuse?.[call.name] || !patched(ARGO_PATCHES.memoize)) return runTemplateUncached(call);
+    let key: string;
+    try {
+      key = substitute(String(memo.key ?? ''), bindInputs(call.template, call.args, { ...global, ...call.extra }).scope);
+    } catch (e) {
+      if (e instanceof UserError) return runTemplateUncached(call);
+      throw e;
+    }
+    const cache = String((((memo.cache as Json | undefined)?.configMap as Json | undefined)?.name as string | undefined) ?? 'default');
+    const maxAgeMs = memo.maxAge !== undefined && String(memo.maxAge) !== '' ? parseDuration(String(memo.maxAge)) : undefined;
+    const hit = await acts.argoMemoGet({ cache, key, maxAgeMs });
+    if (hit.outputs) {
+      const tmpl = call.template;
+      const kind = tmpl.steps ? 'Steps' : tmpl.dag ? 'DAG' : tmpl.suspend ? 'Suspend' : tmpl.http ? 'HTTP' : tmpl.resource ? 'Resource' : 'Pod';
+      const node = newNode({ name: call.name, displayName: call.displayName, type: kind, parentId: call.parentId, templateName: String(tmpl.name) });
+      node.memoizationStatus = { hit: true, key, cacheName: cache };
+      return finish(node, 'Succeeded', `memoized: cache ${cache} key ${key} (from ${hit.nodeId ?? '?'})`, hit.outputs);
+    }
+    const r = await runTemplateUncached(call);
+    const node = status.nodes[r.id];
+    if (node) node.memoizationStatus = { hit: false, key, cacheName: cache };
+    if (r.phase === 'Succeeded') await acts.argoMemoPut({ cache, key, nodeId: r.id, outputs: r.outputs });
+    return r;
+  }
+
+  async function runTemplateUncached(call: Call): Promise<NodeResult> {
     const tmpl = call.template;
     const retry = tmpl.retryStrategy as Json | undefined;
     const kind = tmpl.steps ? 'Steps' : tmpl.dag ? 'DAG' : tmpl.suspend ? 'Suspend' : tmpl.http ? 'HTTP' : tmpl.resource ? 'Resource' : 'Pod';

@@ -22,6 +22,8 @@ export interface ArgoNode {
   daemoned?: boolean;
   /** Set when the node's result was reused from an earlier attempt of the run. */
   reusedFrom?: string;
+  /** memoize: whether the cache answered for this node, with the key and cache it used. */
+  memoizationStatus?: { hit: boolean; key: string; cacheName: string };
 }
 
 export interface NodeOutputs {
@@ -85,6 +87,8 @@ export interface RunPodInput {
   artifactPrefix: string;
   /** `plugin: {slurm: {...}}` or an annotation: the Slurm resources and script. */
   slurm?: Json;
+  /** `tandem.io/slurm-fallback` on the template: run locally when no Slurm target exists, or fail. */
+  slurmFallback?: 'local' | 'fail';
 }
 
 export interface RunPodResult {

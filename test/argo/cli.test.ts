@@ -1,0 +1,76 @@
+// `tandem argo …` as users run it: a separate process (asynchronous, so the in-process worker keeps
+// running), its exit codes, its errors, and the node tree `submit --watch` prints.
+import { execFile } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { createArgoActivities } from '../../activities/argo.js';
+import { address, tempDir, uniqueQueue } from '../helpers.js';
+
+function tandem(args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['bin/tandem.js', ...args], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '', TEMPORAL_ADDRESS: address(), ...env }, timeout: 60_000 }, (error, out, err) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, out, err });
+    });
+  });
+}
+
+test('argo lint: exit 0 on valid files, 1 with the errors (file, line, path) otherwise', async () => {
+  const ok = await tandem(['argo', 'lint', 'templates/argo/hybrid-training.yaml', 'templates/argo/molecular-dynamics.yaml']);
+  expect(ok).toMatchObject({ code: 0, err: '' });
+  expect(ok.out).toBe('templates/argo/hybrid-training.yaml: no linting errors found\ntemplates/argo/molecular-dynamics.yaml: no linting errors found\n');
+  const bad = await tandem(['argo', 'lint', 'templates/argo/hybrid-training.yaml', 'test/argo/invalid/unknown-template.yaml']);
+  expect(bad.code).toBe(1);
+  expect(bad.out).toBe('templates/argo/hybrid-training.yaml: no linting errors found\n');
+  expect(bad.err).toMatch(/^test\/argo\/invalid\/unknown-template\.yaml:\d+: templates\.\S+/m);
+  expect(bad.err).toMatch(/not found/);
+}, 60_000);
+
+test('argo submit --watch prints the node tree with phases; -p reaches the workflow; a bad -p starts nothing', async () => {
+  try {
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
+  } catch {
+    /* installed by another file in this process */
+  }
+  const taskQueue = uniqueQueue('argo-cli');
+  const connection = await NativeConnection.connect({ address: address() });
+  const worker = await Worker.create({
+    connection,
+    taskQueue,
+    workflowBundle: await bundleWorkflowCode({ workflowsPath: join(process.cwd(), 'workflows/argo/index.ts'), logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } }),
+    activities: createArgoActivities({ home: tempDir('argo-cli-home'), pollInitialMs: 20, pollMaxMs: 200 }),
+  });
+  const running = worker.run();
+  const env = { TANDEM_TASK_QUEUE: taskQueue };
+  try {
+    const r = await tandem(['argo', 'submit', 'templates/argo/molecular-dynamics.yaml', '--name', `md-cli-${taskQueue.slice(-8)}`, '-p', 'prep-steps=2', '-p', 'slurm-nodes=16', '-p', 'post-steps=1', '-p', 'md-steps=10', '--watch'], env);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    const lines = r.out.split('\n');
+    expect(lines[0]).toBe(`Name: md-cli-${taskQueue.slice(-8)}`);
+    expect(r.out).toMatch(/^Status: {14}Succeeded$/m);
+    const row = (label: string) => lines.find((l) => l.includes(` ${label} `) || l.endsWith(` ${label}`));
+    expect(row('prepare(0:0)')).toMatch(/[├└]─ ✔ prepare\(0:0\)\s+prepare\s+md-cli-\S+\s+\d+s/);
+    expect(row('prepare(1:1)')).toMatch(/✔ prepare\(1:1\)/);
+    expect(row('simulate')).toMatch(/✔ simulate\s+simulate\s+md-cli-\S+\s+\d+s\s+slurm: no Slurm target on this worker; ran locally \(16 nodes requested\)$/);
+    expect(row('report')).toMatch(/✔ report\s+report/);
+    // -p with an undeclared name: lint fails, exit non-zero, and nothing runs.
+    const bad = await tandem(['argo', 'submit', 'templates/argo/molecular-dynamics.yaml', '-p', 'slurm-node=2'], env);
+    expect(bad.code).not.toBe(0);
+    expect(bad.err).toMatch(/unknown workflow parameter "slurm-node"/);
+    expect(bad.out).toBe('');
+  } finally {
+    worker.shutdown();
+    await running;
+    await connection.close();
+    rmSync(`/tmp/md-cli-${taskQueue.slice(-8)}`, { recursive: true, force: true });
+  }
+}, 90_000);
+
+test('argo lint of a file with no Argo manifest exits non-zero with a reason', async () => {
+  const dir = tempDir('argo-cli');
+  writeFileSync(join(dir, 'empty.yaml'), '');
+  const r = await tandem(['argo', 'lint', join(dir, 'empty.yaml')]);
+  expect(r.code).not.toBe(0);
+  expect(r.err).not.toBe('');
+}, 30_000);
