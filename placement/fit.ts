@@ -2,6 +2,7 @@
 // Topology-aware: one NVLink domain if possible, else one IB island, else the fewest islands of one
 // cluster; best-fit inside a group so large holes stay whole; coolest rack first on ties. With
 // topology off it is a greedy first-fit in inventory order (the Kubernetes-default-like baseline).
+import { islandTemps, shapeIndex } from './fit-index.js';
 import type { ClusterState } from './state.js';
 import { QOS_RULES, type JobRequest, type PolicyConfig } from './types.js';
 
@@ -104,6 +105,23 @@ function scratchOf(s: ClusterState): Scratch {
 }
 
 function topologyFit(s: ClusterState, v: View, job: JobRequest, pol: PolicyConfig, os: boolean, need: number): Fit | undefined {
+  if (v.live) {
+    const ix = shapeIndex(s, v, job, pol, os);
+    if (ix) {
+      if (ix.total < need) return undefined;
+      const temps = islandTemps(s);
+      return choose(s, v, job, pol, need, ix.slots, ix.islands.value, (g) => temps[g], () => (ix.domains ? ix.domains.best(need) : -1), () => ix.islands.best(need));
+    }
+  }
+  return scanFit(s, v, job, pol, os, need);
+}
+
+/**
+ * The straightforward topology fit: every node's slot count, summed per island and domain, then the
+ * best-fitting group by a scan. The live view normally goes through the incremental index instead
+ * (fit-index.ts); both must choose the same nodes.
+ */
+export function scanFit(s: ClusterState, v: View, job: JobRequest, pol: PolicyConfig, os: boolean, need: number): Fit | undefined {
   const sc = scratchOf(s);
   const { slots, islandSum, domainSum } = sc;
   const useDomains = job.per.gpus > 0 && s.domains.length > 0;
@@ -152,16 +170,30 @@ function topologyFit(s: ClusterState, v: View, job: JobRequest, pol: PolicyConfi
     }
     return best;
   };
+  return choose(s, v, job, pol, need, slots, islandSum, (g) => groupTemp(s.islands[g].nodes), () => (useDomains ? bestGroup(s.domains, domainSum) : -1), () => bestGroup(s.islands, islandSum));
+}
 
-  if (useDomains) {
-    const d = bestGroup(s.domains, domainSum);
-    if (d >= 0) return pick(s, v, job, slots, s.domains[d].nodes, need, pol);
-  }
-  const isl = bestGroup(s.islands, islandSum);
+/** One NVLink domain if one fits, else one island, else the fewest islands of one cluster. */
+function choose(
+  s: ClusterState,
+  v: View,
+  job: JobRequest,
+  pol: PolicyConfig,
+  need: number,
+  slots: ArrayLike<number>,
+  islandSum: ArrayLike<number>,
+  islandTemp: (g: number) => number,
+  bestDomain: () => number,
+  bestIsland: () => number,
+): Fit | undefined {
+  const d = bestDomain();
+  if (d >= 0) return pick(s, v, job, slots, s.domains[d].nodes, need, pol);
+  const isl = bestIsland();
   if (isl >= 0) return pick(s, v, job, slots, s.islands[isl].nodes, need, pol);
   if (job.strictIsland) return undefined;
 
   // Span the fewest islands of one cluster: largest islands first.
+  const temp = (g: number) => (pol.thermal ? islandTemp(g) : 0);
   const byCluster = new Map<string, number[]>();
   for (let g = 0; g < s.islands.length; g++) {
     if (islandSum[g] <= 0) continue;
@@ -173,7 +205,7 @@ function topologyFit(s: ClusterState, v: View, job: JobRequest, pol: PolicyConfi
   }
   let bestList: number[] | undefined;
   for (const list of byCluster.values()) {
-    list.sort((a, b) => islandSum[b] - islandSum[a] || groupTemp(s.islands[a].nodes) - groupTemp(s.islands[b].nodes) || a - b);
+    list.sort((a, b) => islandSum[b] - islandSum[a] || temp(a) - temp(b) || a - b);
     let acc = 0;
     let used = 0;
     for (const g of list) {
@@ -190,7 +222,7 @@ function topologyFit(s: ClusterState, v: View, job: JobRequest, pol: PolicyConfi
 }
 
 /** Inside a chosen group: a single best-fit node when one can finish the job, else the largest first. */
-function pick(s: ClusterState, v: View, job: JobRequest, slots: Int32Array, members: number[], need: number, pol: PolicyConfig): Fit | undefined {
+function pick(s: ClusterState, v: View, job: JobRequest, slots: ArrayLike<number>, members: number[], need: number, pol: PolicyConfig): Fit | undefined {
   const cand = members.filter((i) => slots[i] > 0);
   const cooler = (a: number, b: number) => (pol.thermal ? s.temp[a] - s.temp[b] : 0) || a - b;
   const nodes: number[] = [];

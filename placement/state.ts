@@ -54,6 +54,15 @@ export class ClusterState {
   readonly index = new Map<string, number>();
   readonly running = new Map<string, Allocation>();
   readonly tenantUsage = new Map<string, Usage>();
+  private readonly tenantRunning = new Map<string, Allocation[]>();
+  /**
+   * Nodes whose use changed, oldest first; `changeBase` is the absolute position of `changes[0]`. Fit
+   * indexes (fit-index.ts) replay it to catch up; it is cleared when long, which makes them rebuild.
+   */
+  readonly changes: number[] = [];
+  changeBase = 0;
+  /** Length at which the change log is cleared (tests lower it to exercise the indexes' rebuild). */
+  changeLogLimit: number;
   totalCpu = 0;
   totalGpu = 0;
   totalMem = 0;
@@ -131,6 +140,7 @@ export class ClusterState {
       this.islandFreeCpu[this.islandOf[i]] += this.capCpu[i];
       this.islandFreeGpu[this.islandOf[i]] += this.capGpu[i];
     }
+    this.changeLogLimit = Math.max(4096, 4 * n);
     this.freeCpu = this.totalCpu;
     this.freeGpu = this.totalGpu;
     this.freeMem = this.totalMem;
@@ -180,7 +190,13 @@ export class ClusterState {
       this.freeCpu += dC;
       this.freeGpu += dG;
       this.freeMem -= sign * m;
+      if (this.changes.length >= this.changeLogLimit) {
+        this.changeBase += this.changes.length;
+        this.changes.length = 0;
+      }
+      this.changes.push(i);
     }
+    this.trackTenant(a, sign);
     const u = this.usage(a.job.tenant);
     this.tenantUsage.set(a.job.tenant, {
       cpus: u.cpus + sign * per.cpus * total,
@@ -189,10 +205,24 @@ export class ClusterState {
     });
   }
 
-  /** Estimated end of the tenant's running jobs, earliest first (for quota reservations). */
-  runningOf(tenant: string): Allocation[] {
-    const out: Allocation[] = [];
-    for (const a of this.running.values()) if (a.job.tenant === tenant) out.push(a);
-    return out.sort((x, y) => x.estEnd - y.estEnd || (x.job.id < y.job.id ? -1 : 1));
+  /** Estimated end of the tenant's running jobs, earliest first (for quota reservations). Kept sorted on allocate/release. */
+  runningOf(tenant: string): readonly Allocation[] {
+    return this.tenantRunning.get(tenant) ?? [];
+  }
+
+  private trackTenant(a: Allocation, sign: 1 | -1): void {
+    let list = this.tenantRunning.get(a.job.tenant);
+    if (!list) this.tenantRunning.set(a.job.tenant, (list = []));
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const m = list[mid];
+      if (m.estEnd < a.estEnd || (m.estEnd === a.estEnd && m.job.id < a.job.id)) lo = mid + 1;
+      else hi = mid;
+    }
+    if (sign > 0) list.splice(lo, 0, a);
+    else if (list[lo] === a) list.splice(lo, 1);
+    else throw new Error(`allocation of ${a.job.id} missing from its tenant's list`);
   }
 }

@@ -34,6 +34,10 @@ export interface SimOptions {
   /** Extra scheduling ticks (s) while jobs wait, for policies whose priorities change with time (LAS). */
   tick?: number;
   tau?: number;
+  /** Schedule only at multiples of `tick` (round-based schedulers such as Pollux's simulator), not at every event. */
+  rounds?: boolean;
+  /** Seconds added to a preempted job's remaining work when it restarts (Pollux's simulator: 30 s). */
+  restartPenalty?: number;
 }
 
 class Heap {
@@ -122,6 +126,10 @@ export function simulate(inv: Inventory, jobs: SimJob[], pol: PolicyConfig, opts
       for (const [id, q] of queue) q.attained = st.get(id)!.attained;
       for (const a of s.running.values()) a.job.attained = st.get(a.job.id)!.attained + a.job.per.gpus * a.job.count * (now - a.start);
     }
+    if (opts.rounds && opts.tick && now % opts.tick !== 0) {
+      nextTick = Math.ceil(now / opts.tick) * opts.tick;
+      continue;
+    }
     const ds = schedule(s, [...queue.values()], now, pol);
     decisions += ds.length;
     for (const d of ds) {
@@ -141,6 +149,7 @@ export function simulate(inv: Inventory, jobs: SimJob[], pol: PolicyConfig, opts
           }
         const js = st.get(d.jobId)!;
         const j = byId.get(d.jobId)!;
+        if (js.firstStart >= 0 && opts.restartPenalty) js.remaining += opts.restartPenalty;
         js.start = now;
         if (js.firstStart < 0) js.firstStart = now;
         done.push({ t: now + js.remaining, id: d.jobId, v: js.version });
