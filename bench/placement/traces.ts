@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { mulberry32 } from '../../runtime/rng.js';
 
 export const TRACES = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'shared', 'data', 'traces');
 
@@ -107,14 +108,5 @@ export function loadAlibaba(): { pods: AlibabaPod[]; nodes: AlibabaNode[] } {
   return { pods, nodes };
 }
 
-/** mulberry32: a small seeded PRNG so samples are reproducible. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small seeded PRNG (mulberry32, shared with the runtime) so samples are reproducible. */
+export const prng = mulberry32;

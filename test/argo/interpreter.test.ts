@@ -2,37 +2,18 @@
 // local target: steps, dag/depends, loops, when, outputs, retryStrategy, suspend/resume, onExit.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
-import { createArgoActivities } from '../../activities/argo.js';
 import { ArgoClient, prepare } from '../../argo/client.js';
 import { ArgoValidationError } from '../../argo/load.js';
-import { address, tempDir, uniqueQueue, waitFor } from '../helpers.js';
+import { tempDir, waitFor } from '../helpers.js';
+import { startArgoHarness } from './harness.js';
 
-const WORKFLOWS = join(process.cwd(), 'workflows/argo/index.ts');
-let worker: Worker;
-let running: Promise<void>;
-let connection: NativeConnection;
 let client: ArgoClient;
+let stop: () => Promise<void>;
 
 beforeAll(async () => {
-  const taskQueue = uniqueQueue('argo');
-  connection = await NativeConnection.connect({ address: address() });
-  worker = await Worker.create({
-    connection,
-    taskQueue,
-    workflowBundle: await bundleWorkflowCode({ workflowsPath: WORKFLOWS, logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } }),
-    activities: createArgoActivities({ home: tempDir('argo-home'), pollInitialMs: 20, pollMaxMs: 200 }),
-  });
-  running = worker.run();
-  client = await ArgoClient.connect({ address: address(), taskQueue });
+  ({ client, stop } = await startArgoHarness('argo'));
 });
-
-afterAll(async () => {
-  await client?.close();
-  worker?.shutdown();
-  await running;
-  await connection?.close();
-});
+afterAll(() => stop?.());
 
 const run = async (yaml: string, parameters?: Record<string, string>) => {
   const p = prepare('inline.yaml', { text: yaml, parameters });

@@ -2,36 +2,18 @@
 // --restart-successful the selected DAG node runs again with its dependencies and what follows it.
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
-import { createArgoActivities } from '../../activities/argo.js';
 import { ArgoClient, prepare } from '../../argo/client.js';
 import { parseSelector, planRetry } from '../../argo/retry.js';
-import { address, tempDir, uniqueQueue } from '../helpers.js';
+import { tempDir } from '../helpers.js';
+import { startArgoHarness } from './harness.js';
 
-let worker: Worker;
-let running: Promise<void>;
-let connection: NativeConnection;
 let client: ArgoClient;
+let stop: () => Promise<void>;
 
 beforeAll(async () => {
-  const taskQueue = uniqueQueue('argo-retry');
-  connection = await NativeConnection.connect({ address: address() });
-  worker = await Worker.create({
-    connection,
-    taskQueue,
-    workflowBundle: await bundleWorkflowCode({ workflowsPath: join(process.cwd(), 'workflows/argo/index.ts'), logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } }),
-    activities: createArgoActivities({ home: tempDir('argo-retry-home'), pollInitialMs: 20, pollMaxMs: 200 }),
-  });
-  running = worker.run();
-  client = await ArgoClient.connect({ address: address(), taskQueue });
+  ({ client, stop } = await startArgoHarness('argo-retry'));
 });
-
-afterAll(async () => {
-  await client?.close();
-  worker?.shutdown();
-  await running;
-  await connection?.close();
-});
+afterAll(() => stop?.());
 
 const dagYaml = (dir: string) => `apiVersion: argoproj.io/v1alpha1
 kind: Workflow
