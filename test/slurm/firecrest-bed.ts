@@ -21,9 +21,18 @@ export interface Bed {
 
 export async function startBed(name: string, opts: { lifetimeS?: number; minRemainingS?: number; faults?: FaultConfig } = {}): Promise<Bed> {
   const cluster = await startCluster(name);
-  const executor = new SlurmExecutor({ name, slurmConf: cluster.slurmConf, restSocket: cluster.restSocket, restUser: cluster.restUser });
-  const gateway = new FirecrestGateway({ systems: [executor], tokens: { ...CLIENT, lifetimeS: opts.lifetimeS ?? 300, minRemainingS: opts.minRemainingS ?? 30 }, faults: opts.faults });
-  const { baseUrl, tokenUrl } = await gateway.listen();
+  let gateway: FirecrestGateway;
+  let executor: SlurmExecutor;
+  let urls: { baseUrl: string; tokenUrl: string };
+  try {
+    executor = new SlurmExecutor({ name, slurmConf: cluster.slurmConf, restSocket: cluster.restSocket, restUser: cluster.restUser });
+    gateway = new FirecrestGateway({ systems: [executor], tokens: { ...CLIENT, lifetimeS: opts.lifetimeS ?? 300, minRemainingS: opts.minRemainingS ?? 30 }, faults: opts.faults });
+    urls = await gateway.listen();
+  } catch (e) {
+    await cluster.down(); // a bed that cannot start leaves no daemons behind
+    throw e;
+  }
+  const { baseUrl, tokenUrl } = urls;
   const firecrest = (over: Partial<FirecrestOptions> = {}): FirecrestOptions => ({ baseUrl, credentials: { tokenUrl, ...CLIENT }, backoff: { attempts: 8, initialMs: 50, maxMs: 1000 }, ...over });
   return {
     cluster,
