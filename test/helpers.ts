@@ -8,6 +8,7 @@ import { bundleWorkflows, createTandemWorker } from '../workers/worker.js';
 import { TandemClient } from '../sdk/client.js';
 import { validatePipelineSpec } from '../spec/parse.js';
 import type { PipelineSpec, PipelineSpecInput } from '../spec/pipeline.js';
+import type { BackendMap } from '../activities/runtimes.js';
 
 let runtimeInstalled = false;
 function installQuietRuntime(): void {
@@ -41,13 +42,14 @@ export async function temporalClient(): Promise<{ client: Client; close: () => P
 }
 
 /** Starts a worker on its own task queue; returns a Tandem client bound to that queue. */
-export async function startWorker(opts: { taskQueue: string; home?: string; activities?: object }): Promise<{ worker: Worker; tandem: TandemClient; stop: () => Promise<void> }> {
+export async function startWorker(opts: { taskQueue: string; home?: string; activities?: object; backends?: BackendMap }): Promise<{ worker: Worker; tandem: TandemClient; stop: () => Promise<void> }> {
   installQuietRuntime();
   const { worker, connection } = await createTandemWorker({
     address: address(),
     taskQueue: opts.taskQueue,
     home: opts.home ?? tempDir('home'),
     activities: opts.activities,
+    backends: opts.backends,
     workflowBundle: await workflowBundle(),
   });
   const running = worker.run();

@@ -5,6 +5,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { createActivities, type ActivityConfig } from '../activities/index.js';
 import { FAILURES } from '../spec/outcome.js';
 import { createArgoActivities } from '../activities/argo.js';
+import { SlurmTarget } from '../activities/argo-slurm.js';
+import { SlurmJobBackend } from '../backends/slurm/job-backend.js';
 import { createMigrationActivities } from '../activities/migration.js';
 import { createKubernetesActivities } from '../activities/kubernetes.js';
 import { KubeClients } from '../backends/kubernetes/client.js';
@@ -64,7 +66,7 @@ export function tandemActivities(opts: ActivityConfig, env: NodeJS.ProcessEnv = 
       serving: new KubernetesServingBackend({ clients: k8s, image: env.TANDEM_K8S_VLLM_IMAGE, serviceType: env.TANDEM_K8S_SERVICE_TYPE === 'LoadBalancer' ? 'LoadBalancer' : 'ClusterIP' }),
     });
   }
-  return { ...createActivities({ ...opts, backends }), ...createArgoActivities({ home: opts.home }), ...k8sActivities, ...createMigrationActivities({ home: opts.home, sites: slurmSites(opts.home, env) }) };
+  return { ...createActivities({ ...opts, backends }), ...createArgoActivities({ home: opts.home, targets: backends.slurm instanceof SlurmJobBackend ? { slurm: new SlurmTarget(backends.slurm) } : undefined }), ...k8sActivities, ...createMigrationActivities({ home: opts.home, sites: slurmSites(opts.home, env) }) };
 }
 
 /**

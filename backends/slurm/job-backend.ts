@@ -116,6 +116,13 @@ export class SlurmJobBackend implements JobBackend {
     }
   }
 
+  /** The job's standard output as the site holds it (its last `lines` lines), e.g. an Argo step's result. */
+  async output(jobId: string, lines = 10_000): Promise<string | undefined> {
+    const job = await this.poller.get(jobId);
+    const path = job?.standardOutput ?? (job ? `${this.opts.workDir}/${job.name}.out` : undefined);
+    return path ? this.api.tail(path, lines) : undefined;
+  }
+
   private async tail(job: SiteJob): Promise<string | undefined> {
     const lines = this.opts.tailLines ?? 15;
     const out: string[] = [];

@@ -1,0 +1,67 @@
+// The Slurm execution target for Argo templates: a `plugin: { slurm: … }` template (or a container
+// annotated for Slurm) becomes a batch job on the worker's Slurm backend (FirecREST or slurmrestd),
+// with its resources from the template and #SBATCH lines, a deterministic job name, and its stdout as
+// the step's `result`. Output files and artifacts stay on the site's filesystem.
+import type { SlurmJobBackend } from '../backends/slurm/job-backend.js';
+import { ResourcesSchema } from '../spec/pipeline.js';
+import { parseDuration } from '../spec/duration.js';
+import { classifyJobState } from '../spec/outcome.js';
+import type { RunPodInput, RunPodResult } from '../workflows/argo/types.js';
+import { slurmJobSpec, type ExecutionTarget } from './argo.js';
+
+export class SlurmTarget implements ExecutionTarget {
+  readonly name = 'slurm' as const;
+
+  constructor(
+    private readonly backend: SlurmJobBackend,
+    private readonly pollMs = 500,
+  ) {}
+
+  async run(input: RunPodInput, ctx: { heartbeat(d?: unknown): void; sleep(ms: number): Promise<void> }): Promise<RunPodResult> {
+    const spec = input.slurm ? slurmJobSpec(input.slurm) : undefined;
+    // The script runs under bash on the site: a batch script's own interpreter line is not honoured by
+    // the backend's wrapper, and bash is what every Slurm site has.
+    const command = spec ? ['/bin/bash', '-c', spec.script] : input.source !== undefined ? [...input.command, '-c', input.source] : [...input.command, ...input.args];
+    if (command.length === 0) throw new Error(`template ${input.templateName} has no command to run on Slurm`);
+    const walltimeMs = (spec?.walltime ? slurmMinutes(spec.walltime) ?? parseDuration(spec.walltime) : undefined) ?? input.timeoutMs ?? 3_600_000;
+    const resources = ResourcesSchema.parse({
+      nodes: spec?.nodes ?? 1,
+      tasksPerNode: spec?.tasksPerNode ?? 1,
+      cpusPerTask: spec?.cpusPerTask ?? 1,
+      gpusPerNode: spec?.gpusPerNode ?? 0,
+      memoryMB: spec?.memoryMB ?? 1024,
+      walltime: Math.ceil(walltimeMs / 1000),
+      partition: spec?.partition,
+      account: spec?.account,
+      constraint: spec?.constraint,
+      reservation: spec?.reservation,
+    });
+    const name = input.jobName.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 120);
+    const ref = (await this.backend.findByName(name)) ?? (await this.backend.submit({ name, command, env: { ...input.env, ...spec?.env }, resources, walltimeMs }));
+    for (;;) {
+      const st = await this.backend.status(ref.jobId);
+      ctx.heartbeat({ jobId: ref.jobId, state: st.state });
+      const outcome = classifyJobState(st.state);
+      if (outcome !== 'active') {
+        const result = ((await this.backend.output(ref.jobId).catch(() => undefined)) ?? '').replace(/\n$/, '');
+        const parameters: Record<string, string> = {};
+        const missing = input.outputParameters.filter((p) => p.default === undefined);
+        for (const p of input.outputParameters) if (p.default !== undefined) parameters[p.name] = p.default;
+        const base = { exitCode: st.exitCode, result, parameters, artifacts: {}, target: `slurm:${ref.site}:${ref.jobId}` };
+        if (outcome !== 'success') return { ...base, phase: outcome === 'job-failure' ? 'Failed' : 'Error', message: `Slurm job ${ref.jobId} ended ${st.state}${st.reason ? ` (${st.reason})` : ''}` };
+        if (missing.length) return { ...base, phase: 'Error', message: `output parameters from files (${missing.map((p) => p.name).join(', ')}) are not read back from a Slurm site; give them a default or print them to stdout` };
+        return { ...base, phase: 'Succeeded' };
+      }
+      await ctx.sleep(this.pollMs);
+    }
+  }
+}
+
+/** Slurm's own time formats (minutes, MM:SS, HH:MM:SS, D-HH:MM:SS) in ms. */
+export function slurmMinutes(t: string): number | undefined {
+  const m = /^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$/.exec(t.trim());
+  if (!m) return undefined;
+  const [d, a, b, c] = [Number(m[1] ?? 0), Number(m[2]), m[3] === undefined ? undefined : Number(m[3]), m[4] === undefined ? undefined : Number(m[4])];
+  const secs = c !== undefined ? a * 3600 + b! * 60 + c : b !== undefined ? (m[1] ? a * 3600 + b * 60 : a * 60 + b) : a * 60;
+  return (d * 86400 + secs) * 1000;
+}
