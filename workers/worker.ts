@@ -6,6 +6,7 @@ import { createActivities, type ActivityConfig } from '../activities/index.js';
 import { FAILURES } from '../spec/outcome.js';
 import { createArgoActivities } from '../activities/argo.js';
 import { SlurmTarget } from '../activities/argo-slurm.js';
+import { KubernetesTarget } from '../activities/argo-kubernetes.js';
 import { SlurmJobBackend } from '../backends/slurm/job-backend.js';
 import { createMigrationActivities } from '../activities/migration.js';
 import { createKubernetesActivities } from '../activities/kubernetes.js';
@@ -59,6 +60,10 @@ export function tandemActivities(opts: ActivityConfig, env: NodeJS.ProcessEnv = 
   const noCluster = async (): Promise<never> => {
     throw ApplicationFailure.create({ ...FAILURES.RuntimeUnavailable, message: 'stages.deploy.runtime is "kubernetes", but this worker has no Kubernetes cluster configured (set KUBECONFIG, or run the worker in a pod)' });
   };
+  const argoTargets: Parameters<typeof createArgoActivities>[0]['targets'] = {};
+  if (backends.slurm instanceof SlurmJobBackend) argoTargets.slurm = new SlurmTarget(backends.slurm);
+  // Argo templates name their own image; the step image only matters for Tandem's built-in steps.
+  if (k8s) argoTargets.kubernetes = new KubernetesTarget(backends.kubernetes instanceof KubernetesJobBackend ? backends.kubernetes : new KubernetesJobBackend({ clients: k8s, defaultImage: env.TANDEM_K8S_STEP_IMAGE ?? '' }));
   let k8sActivities: object = { k8sApplyServing: noCluster, k8sAwaitRollout: noCluster, k8sGateServing: noCluster, k8sRollbackServing: noCluster, k8sTeardownServing: noCluster };
   if (k8s) {
     if (env.TANDEM_K8S_STEP_IMAGE) backends.kubernetes = new KubernetesJobBackend({ clients: k8s, defaultImage: env.TANDEM_K8S_STEP_IMAGE });
@@ -66,7 +71,7 @@ export function tandemActivities(opts: ActivityConfig, env: NodeJS.ProcessEnv = 
       serving: new KubernetesServingBackend({ clients: k8s, image: env.TANDEM_K8S_VLLM_IMAGE, serviceType: env.TANDEM_K8S_SERVICE_TYPE === 'LoadBalancer' ? 'LoadBalancer' : 'ClusterIP' }),
     });
   }
-  return { ...createActivities({ ...opts, backends }), ...createArgoActivities({ home: opts.home, targets: backends.slurm instanceof SlurmJobBackend ? { slurm: new SlurmTarget(backends.slurm) } : undefined }), ...k8sActivities, ...createMigrationActivities({ home: opts.home, sites: slurmSites(opts.home, env) }) };
+  return { ...createActivities({ ...opts, backends }), ...createArgoActivities({ home: opts.home, targets: argoTargets }), ...k8sActivities, ...createMigrationActivities({ home: opts.home, sites: slurmSites(opts.home, env) }) };
 }
 
 /**

@@ -124,6 +124,16 @@ export class KubernetesJobBackend implements JobBackend {
     return { jobId, state: 'PENDING', progress };
   }
 
+  /** The log of the Job's succeeded pod (its output), e.g. an Argo step's result. */
+  async output(jobId: string): Promise<string | undefined> {
+    const { namespace, name } = parseJobId(jobId);
+    const pods = await call(`list pods of Job ${jobId}`, () => this.k.core.listNamespacedPod({ namespace, labelSelector: `job-name=${name}` }));
+    const pod = pods.items.find((p) => p.status?.phase === 'Succeeded') ?? pods.items.at(-1);
+    if (!pod) return undefined;
+    const log = await call(`read log of ${pod.metadata!.name}`, () => this.k.core.readNamespacedPodLog({ name: pod.metadata!.name!, namespace, container: 'main' }));
+    return String(log);
+  }
+
   private async lastFailedPod(job: V1Job): Promise<V1Pod | undefined> {
     const { namespace, name } = job.metadata!;
     try {

@@ -461,6 +461,7 @@ export async function argoWorkflow(input: ArgoRunInput): Promise<ArgoStatus> {
       jobName: `argo-${input.name}-${node.id.slice(input.name.length + 1) || '0'}-${attempt}-${info.runId.replace(/-/g, '').slice(-8)}`.toLowerCase().replace(/[^a-z0-9.-]+/g, '-').slice(0, 120),
       target,
       templateName: String(tmpl.name),
+      ...(Object.keys(annotations).length ? { annotations } : {}),
       kind: slurm ? 'plugin' : leaf.script ? 'script' : 'container',
       image: c.image as string | undefined,
       command: (c.command as string[] | undefined) ?? [],

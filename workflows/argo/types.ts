@@ -89,6 +89,8 @@ export interface RunPodInput {
   slurm?: Json;
   /** `tandem.io/slurm-fallback` on the template: run locally when no Slurm target exists, or fail. */
   slurmFallback?: 'local' | 'fail';
+  /** The template's metadata.annotations (a Kubernetes pod carries them). */
+  annotations?: Record<string, string>;
 }
 
 export interface RunPodResult {
