@@ -8,6 +8,10 @@ import { createArgoActivities } from '../activities/argo.js';
 import { SlurmTarget } from '../activities/argo-slurm.js';
 import { KubernetesTarget } from '../activities/argo-kubernetes.js';
 import { SlurmJobBackend } from '../backends/slurm/job-backend.js';
+import { SlurmrestdJobBackend } from '../backends/slurm/slurmrestd-backend.js';
+import { FirecrestJobBackend } from '../backends/slurm/firecrest-backend.js';
+import { localMachineSource } from '../activities/placement.js';
+import { firecrestSource, slurmrestdSource } from '../activities/placement-sources.js';
 import { createMigrationActivities } from '../activities/migration.js';
 import { createKubernetesActivities } from '../activities/kubernetes.js';
 import { KubeClients } from '../backends/kubernetes/client.js';
@@ -71,7 +75,13 @@ export function tandemActivities(opts: ActivityConfig, env: NodeJS.ProcessEnv = 
       serving: new KubernetesServingBackend({ clients: k8s, image: env.TANDEM_K8S_VLLM_IMAGE, serviceType: env.TANDEM_K8S_SERVICE_TYPE === 'LoadBalancer' ? 'LoadBalancer' : 'ClusterIP' }),
     });
   }
-  return { ...createActivities({ ...opts, backends }), ...createArgoActivities({ home: opts.home, targets: argoTargets }), ...k8sActivities, ...createMigrationActivities({ home: opts.home, sites: slurmSites(opts.home, env) }) };
+  // Placement sees the local machine and every configured Slurm site's nodes.
+  const slurm = backends.slurm;
+  const inventorySources = opts.inventorySources ?? [
+    localMachineSource(),
+    ...(slurm instanceof SlurmrestdJobBackend ? [slurmrestdSource(slurm)] : slurm instanceof FirecrestJobBackend ? [firecrestSource(slurm, slurm.system)] : []),
+  ];
+  return { ...createActivities({ ...opts, backends, inventorySources }), ...createArgoActivities({ home: opts.home, targets: argoTargets }), ...k8sActivities, ...createMigrationActivities({ home: opts.home, sites: slurmSites(opts.home, env) }) };
 }
 
 /**

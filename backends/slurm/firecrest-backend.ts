@@ -66,10 +66,12 @@ export class FirecrestSiteApi implements SiteApi {
 
 export class FirecrestJobBackend extends SlurmJobBackend {
   readonly client: FirecrestClient;
+  readonly system: string;
   constructor(opts: SlurmBackendOptions & { firecrest: FirecrestOptions; system: string }) {
     const client = new FirecrestClient(opts.firecrest);
     // Progress over FirecREST costs a request per refresh: off unless asked for.
     super(new FirecrestSiteApi(client, opts.system), { readProgress: false, ...opts });
     this.client = client;
+    this.system = opts.system;
   }
 }

@@ -27,3 +27,32 @@ export interface SiteApi {
   /** A small file's content (progress), or undefined. */
   readSmall?(path: string): Promise<string | undefined>;
 }
+
+/** One node as the site reports it, normalised across APIs (placement's inventory is built from it). */
+export interface SlurmNode {
+  name: string;
+  cpus: number;
+  memoryMB: number;
+  allocCpus: number;
+  allocMemoryMB: number;
+  gpus: number;
+  gpuModel?: string;
+  partitions: string[];
+  /** Lower-case Slurm state words, e.g. ["idle"], ["mixed", "drain"]. */
+  state: string[];
+  features: string[];
+}
+
+/** GPUs from a GRES string such as "gpu:a100:4(S:0-1),nic:2" or "gpu:8". */
+export function gpusFromGres(gres: string | undefined | null): { count: number; model?: string } {
+  let count = 0;
+  let model: string | undefined;
+  for (const part of (gres ?? '').split(',')) {
+    const m = /^gpu(?::([A-Za-z][\w.-]*))?:(\d+)/.exec(part.trim());
+    if (m) {
+      count += Number(m[2]);
+      model ??= m[1];
+    }
+  }
+  return { count, model };
+}

@@ -3,7 +3,7 @@
 import got, { type Got, type Method } from 'got';
 import { existsSync, openSync, readSync, closeSync, statSync } from 'node:fs';
 import type { BatchJob } from './script.js';
-import type { SiteApi, SiteJob } from './site-api.js';
+import type { SiteApi, SiteJob, SlurmNode } from './site-api.js';
 import { classifyHttp, classifyTransport, withRetries, SlurmApiError, type BackoffPolicy } from './errors.js';
 import { slurmrestdMapping, type SlurmrestdMapping } from './slurmrestd-mapping.js';
 
@@ -77,6 +77,11 @@ export class SlurmrestdClient {
     return this.mapping.jobs(await this.get(this.mapping.paths.jobs));
   }
 
+  /** The cluster's nodes with their capacity and use (placement's inventory). */
+  async nodes(): Promise<SlurmNode[]> {
+    return this.mapping.nodes(await this.get(this.mapping.paths.nodes));
+  }
+
   async getJob(jobId: string): Promise<SiteJob | undefined> {
     try {
       return this.mapping.jobs(await this.get(this.mapping.paths.job(jobId)))[0];
@@ -93,10 +98,6 @@ export class SlurmrestdClient {
 
   async cancel(jobId: string): Promise<void> {
     await withRetries(() => this.call('DELETE', this.mapping.paths.job(jobId)), this.opts.backoff);
-  }
-
-  nodes(): Promise<unknown> {
-    return this.get(this.mapping.paths.nodes);
   }
 
   partitions(): Promise<unknown> {

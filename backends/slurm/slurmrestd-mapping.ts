@@ -3,7 +3,7 @@
 // #SBATCH lines in the script are NOT applied (every resource must be a job property), exit_code is the
 // raw wait status, requeue:false is stored as Requeue=1 (so it is never sent), and an unknown job id answers 500 with error_number 2017.
 import type { BatchJob } from './script.js';
-import type { SiteJob } from './site-api.js';
+import { gpusFromGres, type SiteJob, type SlurmNode } from './site-api.js';
 import { decodeWaitStatus } from './states.js';
 
 export const SUPPORTED_SLURMRESTD_VERSIONS = ['0.0.38'] as const;
@@ -31,7 +31,21 @@ export interface SlurmrestdMapping {
   submitBody(job: BatchJob): unknown;
   submittedJobId(body: unknown): string;
   jobs(body: unknown): SiteJob[];
+  nodes(body: unknown): SlurmNode[];
   errors(body: unknown): SlurmrestdError[];
+}
+
+interface V0038Node {
+  name: string;
+  cpus: number;
+  real_memory: number;
+  alloc_cpus?: number;
+  alloc_memory?: number;
+  gres?: string;
+  partitions?: string[];
+  state: string;
+  state_flags?: string[];
+  features?: string;
 }
 
 interface V0038Job {
@@ -57,6 +71,23 @@ function v0038(): SlurmrestdMapping {
       nodes: `${base}/nodes`,
       partitions: `${base}/partitions`,
       reservations: `${base}/reservations`,
+    },
+    nodes(body) {
+      return ((body as { nodes?: V0038Node[] }).nodes ?? []).map((n) => {
+        const g = gpusFromGres(n.gres);
+        return {
+          name: n.name,
+          cpus: n.cpus,
+          memoryMB: n.real_memory,
+          allocCpus: n.alloc_cpus ?? 0,
+          allocMemoryMB: n.alloc_memory ?? 0,
+          gpus: g.count,
+          gpuModel: g.model,
+          partitions: n.partitions ?? [],
+          state: [n.state, ...(n.state_flags ?? [])].map((x) => x.toLowerCase()),
+          features: (n.features ?? '').split(',').map((f) => f.trim()).filter(Boolean),
+        };
+      });
     },
     submitBody({ script, directives: d, env }: BatchJob) {
       // PATH and HOME are not inherited through the REST API; a job without PATH cannot find `bash`.

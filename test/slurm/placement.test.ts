@@ -1,0 +1,55 @@
+// Placement's inventory from a Slurm site: the recorded slurmrestd answer, and a real cluster.
+import { readFileSync } from 'node:fs';
+import { slurmrestdMapping } from '../../backends/slurm/slurmrestd-mapping.js';
+import { SlurmrestdJobBackend } from '../../backends/slurm/slurmrestd-backend.js';
+import { gpusFromGres } from '../../backends/slurm/site-api.js';
+import { slurmInventory, slurmrestdSource } from '../../activities/placement-sources.js';
+import { createPlacementActivities } from '../../activities/placement.js';
+import { startCluster, type Cluster } from './cluster.js';
+
+const RECORDED = '../shared/data/firecrest/slurmrestd-mock-responses/slurm_get_nodes.json';
+
+test('a recorded slurmrestd /nodes answer becomes a site with its partitions and current use', () => {
+  const nodes = slurmrestdMapping('0.0.38').nodes(JSON.parse(readFileSync(RECORDED, 'utf8')));
+  expect(nodes[0]).toMatchObject({ name: 'localhost', cpus: 2, memoryMB: 1000, state: ['idle'], partitions: ['part01', 'part02', 'xfer'], features: ['f7t'] });
+  const inv = slurmInventory('cscs', 'daint', nodes);
+  // A node in several partitions is placed under the first (slurm.conf order).
+  expect(inv.sites[0]!.clusters[0]!.partitions.map((p) => [p.name, p.nodes.map((n) => n.id)])).toEqual([['part01', ['localhost']]]);
+  expect(inv.running).toEqual([]); // idle: nothing allocated
+});
+
+test('GRES, topology features and unavailable states', () => {
+  expect(gpusFromGres('gpu:a100:4(S:0-1),nic:2')).toEqual({ count: 4, model: 'a100' });
+  expect(gpusFromGres('gpu:8')).toEqual({ count: 8, model: undefined });
+  const inv = slurmInventory('s', 'c', [
+    { name: 'g1', cpus: 64, memoryMB: 512_000, allocCpus: 16, allocMemoryMB: 1000, gpus: 4, gpuModel: 'a100', partitions: ['gpu'], state: ['mixed'], features: ['ib:i1', 'nvlink:d1', 'rack:r7'] },
+    { name: 'g2', cpus: 64, memoryMB: 512_000, allocCpus: 0, allocMemoryMB: 0, gpus: 4, partitions: ['gpu'], state: ['idle', 'drain'], features: [] },
+  ]);
+  expect(inv.sites[0]!.clusters[0]!.partitions[0]!.nodes).toEqual([
+    expect.objectContaining({ id: 'g1', gpus: 4, gpuModel: 'a100', ibIsland: 'i1', nvlinkDomain: 'd1', rack: 'r7', down: false }),
+    expect.objectContaining({ id: 'g2', down: true }),
+  ]);
+  expect(inv.running).toEqual([expect.objectContaining({ nodes: [{ node: 'g1', slots: 1 }], job: expect.objectContaining({ per: { cpus: 16, gpus: 0, memoryMB: 1000 } }) })]);
+});
+
+describe('on a real Slurm cluster through slurmrestd', () => {
+  let cluster: Cluster;
+  let backend: SlurmrestdJobBackend;
+  beforeAll(async () => {
+    cluster = await startCluster('place');
+    backend = new SlurmrestdJobBackend({ site: 'place', workDir: cluster.workDir, statusIntervalMs: 250, rest: { socketPath: cluster.restSocket } });
+  }, 120_000);
+  afterAll(() => cluster?.down());
+
+  test('placement decides on the live inventory: a small job starts there, an impossible one is rejected', async () => {
+    const inv = await slurmrestdSource(backend).gather();
+    expect(inv.sites[0]!.clusters[0]!.partitions.find((p) => p.name === 'debug')!.nodes).toEqual([expect.objectContaining({ id: cluster.node, cpus: 8, down: false })]);
+    const { placeJob } = createPlacementActivities([slurmrestdSource(backend)]);
+    const job = (id: string, gpus: number) => ({ id, type: 'hpc-mpi' as const, tenant: 't', qos: 'silver' as const, priority: 100, submit: 0, count: 2, per: { cpus: 1, gpus, memoryMB: 256 }, walltime: 600 });
+    const ok = await placeJob({ job: job('small', 0) });
+    expect(ok.decision).toMatchObject({ kind: 'start', placement: { site: 'place', cluster: 'place' } });
+    const no = await placeJob({ job: job('gpu', 8) });
+    expect(no.decision.kind).toBe('reject');
+    expect(no.decision.explanation).toMatch(/gpu/i);
+  });
+});
