@@ -1,16 +1,22 @@
-// Activities of staged migration: partition changes, benchmark jobs and observation on a Slurm site,
-// and the routing share that Tandem's placement reads. Each change is idempotent (absolute states,
+// Activities of staged migration: partition changes, benchmark jobs and observation on a Slurm site
+// (scontrol/sbatch) or a Kubernetes site (node pools by label and taint, benchmark Jobs; see
+// backends/kubernetes/nodes.ts), and the routing share that Tandem's placement reads. Each change is idempotent (absolute states,
 // deterministic job names) and audited, so a retried activity never moves a node twice.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SlurmAdmin, type SlurmAdminOptions } from '../backends/slurm-admin.js';
+import { KubeClients } from '../backends/kubernetes/client.js';
+import { KubeNodePools, type KubeSiteOptions } from '../backends/kubernetes/nodes.js';
 import type { BenchmarkKind, BenchmarkResult, PartitionState, SiteSnapshot, UndoStep } from '../spec/migration.js';
+
+/** A site staged migration administers: Slurm (the default, for configs without `kind`) or Kubernetes. */
+export type MigrationSiteConfig = ({ kind?: 'slurm' } & SlurmAdminOptions) | ({ kind: 'kubernetes' } & KubeSiteOptions);
 
 export interface MigrationActivityConfig {
   home: string;
-  /** Slurm sites by name. */
-  sites: Record<string, SlurmAdminOptions>;
+  /** Sites by name. */
+  sites: Record<string, MigrationSiteConfig>;
 }
 
 export interface Routing {
@@ -35,11 +41,25 @@ const BENCHMARK_SCRIPTS: Record<BenchmarkKind, { script: string; args: string[] 
 const TERMINAL = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT', 'NODE_FAIL', 'PREEMPTED', 'BOOT_FAIL', 'OUT_OF_MEMORY', 'DEADLINE']);
 
 export function createMigrationActivities(cfg: MigrationActivityConfig) {
-  const admin = (site: string) => {
+  const siteConfig = (site: string) => {
     const o = cfg.sites[site];
     if (!o) throw new Error(`site "${site}" is not configured on this worker (configured: ${Object.keys(cfg.sites).join(', ') || 'none'})`);
+    return o;
+  };
+  const admin = (site: string) => {
+    const o = siteConfig(site);
+    if (o.kind === 'kubernetes') throw new Error(`site "${site}" is a Kubernetes site, not a Slurm one`);
     mkdirSync(o.workDir, { recursive: true });
     return new SlurmAdmin(o);
+  };
+  const pools = new Map<string, KubeNodePools>();
+  /** The site's node pools when it is a Kubernetes site (one client per site), else undefined. */
+  const kube = (site: string): KubeNodePools | undefined => {
+    const o = siteConfig(site);
+    if (o.kind !== 'kubernetes') return undefined;
+    let p = pools.get(site);
+    if (!p) pools.set(site, (p = new KubeNodePools(new KubeClients(o), o)));
+    return p;
   };
   const siteDir = (site: string) => {
     const d = join(cfg.home, 'sites', site);
@@ -52,10 +72,13 @@ export function createMigrationActivities(cfg: MigrationActivityConfig) {
 
   const acts = {
     async snapshotSite(site: string): Promise<SiteSnapshot> {
-      return { partitions: await admin(site).partitions() };
+      const k = kube(site);
+      return { partitions: await (k ?? admin(site)).partitions() };
     },
 
     async applyPartition(site: string, p: PartitionState): Promise<boolean> {
+      const k = kube(site);
+      if (k) return kubeSetPartition(site, k, p, false);
       const a = admin(site);
       const before = await a.partition(p.name);
       const changed = await a.setPartition(p);
@@ -64,6 +87,15 @@ export function createMigrationActivities(cfg: MigrationActivityConfig) {
     },
 
     async removePartition(site: string, name: string): Promise<boolean> {
+      const k = kube(site);
+      if (k) {
+        // Removing the label and NoSchedule taints evicts nothing: running pods finish where they are.
+        const before = await k.partition(name);
+        if (!before || name === k.legacyPool) return false;
+        const changed = await k.deletePartition(name);
+        if (changed.length) audit(site, { change: 'delete-partition', name, from: before, nodes: changed });
+        return changed.length > 0;
+      }
       const a = admin(site);
       const before = await a.partition(name);
       if (!before) return false;
@@ -97,13 +129,18 @@ export function createMigrationActivities(cfg: MigrationActivityConfig) {
     },
 
     async applyUndo(site: string, step: UndoStep): Promise<void> {
-      if (step.kind === 'set-partition') await acts.applyPartition(site, step.partition);
+      const k = kube(site);
+      // On Kubernetes an undo restores each node to its recorded labels/annotations/taints, exactly.
+      if (step.kind === 'set-partition' && k) await kubeSetPartition(site, k, step.partition, true);
+      else if (step.kind === 'set-partition') await acts.applyPartition(site, step.partition);
       else if (step.kind === 'delete-partition') await acts.removePartition(site, step.name);
       else await acts.setRouting(site, { percent: step.percent, policies: step.policies });
     },
 
     /** Runs the suite on both pools side by side and reports wait and run times per job. */
     async runBenchmarks(site: string, input: { runKey: string; tandemPartition: string; legacyPartition: string; suite: BenchmarkKind[]; timeoutMs: number }): Promise<BenchmarkResult[]> {
+      const k = kube(site);
+      if (k) return kubeBenchmarks(k, input);
       const a = admin(site);
       const ctx = Context.current();
       const submitted: { kind: BenchmarkKind; pool: 'tandem' | 'legacy'; jobId: string }[] = [];
@@ -136,6 +173,8 @@ export function createMigrationActivities(cfg: MigrationActivityConfig) {
 
     /** Error rate and wait of the jobs the pool ran since `sinceMs`, and its CPU utilisation now. */
     async observePool(site: string, input: { partition: string; sinceMs: number }): Promise<Observation> {
+      const k = kube(site);
+      if (k) return k.observe(input.partition, input.sinceMs);
       const a = admin(site);
       const jobs = (await a.jobs(input.partition)).filter((j) => j.submit >= input.sinceMs - 1000);
       const finished = jobs.filter((j) => TERMINAL.has(j.state));
@@ -146,6 +185,40 @@ export function createMigrationActivities(cfg: MigrationActivityConfig) {
       return { jobs: jobs.length, failed, errorRate: finished.length ? failed / finished.length : 0, avgWaitSeconds: avgWait, utilisation: cpu.total ? cpu.allocated / cpu.total : 0 };
     },
   };
+
+  async function kubeSetPartition(site: string, k: KubeNodePools, p: PartitionState, exact: boolean): Promise<boolean> {
+    const before = await k.partition(p.name);
+    const r = await k.setPartition(p, { exact });
+    if (r.changed.length || r.missing.length) {
+      const strip = (q: PartitionState | undefined) => q && { name: q.name, nodes: q.nodes, state: q.state, overSubscribe: q.overSubscribe };
+      audit(site, { change: 'partition', name: p.name, from: strip(before) ?? null, to: strip(p), exact, nodes: r.changed, ...(r.missing.length ? { missing: r.missing } : {}), ...(r.kept.length ? { kept: r.kept } : {}) });
+    }
+    return r.changed.length > 0;
+  }
+
+  async function kubeBenchmarks(k: KubeNodePools, input: { runKey: string; tandemPartition: string; legacyPartition: string; suite: BenchmarkKind[]; timeoutMs: number }): Promise<BenchmarkResult[]> {
+    const ctx = Context.current();
+    const submitted: { kind: BenchmarkKind; pool: 'tandem' | 'legacy'; jobId: string }[] = [];
+    for (const kind of input.suite) {
+      for (const pool of ['tandem', 'legacy'] as const) {
+        const partition = pool === 'tandem' ? input.tandemPartition : input.legacyPartition;
+        submitted.push({ kind, pool, jobId: await k.submitBenchmark({ runKey: input.runKey, pool, kind, partition, tandemPartition: input.tandemPartition }) });
+      }
+    }
+    const deadline = Date.now() + input.timeoutMs;
+    for (;;) {
+      const results = await Promise.all(submitted.map(async (s) => ({ ...s, ...(await k.benchmarkResult(s.jobId)) })));
+      ctx.heartbeat({ states: results.map((r) => r.state) });
+      if (results.every((r) => r.state === 'COMPLETED' || r.state === 'FAILED')) return results;
+      if (Date.now() > deadline) {
+        // The gate has decided: its own unfinished Jobs go, so the pool can be returned cleanly.
+        for (const r of results.filter((r) => r.state !== 'COMPLETED' && r.state !== 'FAILED')) await k.deleteJob(r.jobId);
+        return results.map((r) => (r.state === 'COMPLETED' || r.state === 'FAILED' ? r : { ...r, state: `${r.state} (gate timeout)`, waitSeconds: 0, runSeconds: 0 }));
+      }
+      await ctx.sleep(250);
+    }
+  }
+
   return acts;
 }
 

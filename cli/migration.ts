@@ -44,7 +44,7 @@ export function registerMigrationCommands(program: Command, connect: () => Promi
   mig
     .command('start')
     .description('start the migration of a site (Phase 1 begins at once)')
-    .requiredOption('--site <site>', 'the Slurm site (configured on workers through TANDEM_SLURM_SITES)')
+    .requiredOption('--site <site>', 'the site: Slurm (workers: TANDEM_SLURM_SITES) or Kubernetes (TANDEM_K8S_SITES)')
     .option('--plan <file>', 'migration plan (YAML/JSON): partitions, pilot share, gates, steps, windows')
     .action(async (o: { site: string; plan?: string }) => {
       const raw = o.plan ? await readFile(o.plan, 'utf8') : `site: ${o.site}\n`;

@@ -79,6 +79,20 @@ export interface PartitionState {
   nodes: string[];
   state: string;
   overSubscribe?: string;
+  /**
+   * Kubernetes sites only: the Tandem-owned labels, annotations and taints of each member node exactly
+   * as the snapshot found them. An undo step carrying these restores every node to that record (not
+   * merely to the pool it was in), so a rollback leaves nodes exactly as before.
+   */
+  nodeRecords?: NodeRecord[];
+}
+
+/** What Tandem may change on one Kubernetes node: its `tandem.dev/` pool label, annotation and taints. */
+export interface NodeRecord {
+  name: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  taints: { key: string; value?: string; effect: string }[];
 }
 
 export interface SiteSnapshot {

@@ -12,7 +12,7 @@ import { SlurmrestdJobBackend } from '../backends/slurm/slurmrestd-backend.js';
 import { FirecrestJobBackend } from '../backends/slurm/firecrest-backend.js';
 import { localMachineSource } from '../activities/placement.js';
 import { firecrestSource, slurmrestdSource } from '../activities/placement-sources.js';
-import { createMigrationActivities } from '../activities/migration.js';
+import { createMigrationActivities, type MigrationSiteConfig } from '../activities/migration.js';
 import { createKubernetesActivities } from '../activities/kubernetes.js';
 import { KubeClients } from '../backends/kubernetes/client.js';
 import { KubernetesJobBackend } from '../backends/kubernetes/jobs.js';
@@ -81,7 +81,7 @@ export function tandemActivities(opts: ActivityConfig, env: NodeJS.ProcessEnv = 
     localMachineSource(),
     ...(slurm instanceof SlurmrestdJobBackend ? [slurmrestdSource(slurm)] : slurm instanceof FirecrestJobBackend ? [firecrestSource(slurm, slurm.system)] : []),
   ];
-  return { ...createActivities({ ...opts, backends, inventorySources }), ...createArgoActivities({ home: opts.home, targets: argoTargets }), ...k8sActivities, ...createMigrationActivities({ home: opts.home, sites: slurmSites(opts.home, env) }) };
+  return { ...createActivities({ ...opts, backends, inventorySources }), ...createArgoActivities({ home: opts.home, targets: argoTargets }), ...k8sActivities, ...createMigrationActivities({ home: opts.home, sites: { ...slurmSites(opts.home, env), ...kubernetesSites(env) } }) };
 }
 
 /**
@@ -94,6 +94,17 @@ export function slurmSites(home: string, env: NodeJS.ProcessEnv = process.env): 
     const [name, conf] = entry.split('=');
     if (!name || !conf) throw new Error(`TANDEM_SLURM_SITES entry ${JSON.stringify(entry)} must look like site=/path/to/slurm.conf`);
     out[name] = { slurmConf: conf, workDir: `${home}/sites/${name}/work` };
+  }
+  return out;
+}
+
+/** Kubernetes sites for staged migration, from TANDEM_K8S_SITES: "k8s-a=/etc/tandem/k8s-a.kubeconfig,k8s-b" (no path: $KUBECONFIG or in-cluster). */
+export function kubernetesSites(env: NodeJS.ProcessEnv = process.env): Record<string, MigrationSiteConfig> {
+  const out: Record<string, MigrationSiteConfig> = {};
+  for (const entry of (env.TANDEM_K8S_SITES ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
+    const [name, path] = entry.split('=');
+    if (!name) throw new Error(`TANDEM_K8S_SITES entry ${JSON.stringify(entry)} must look like site[=/path/to/kubeconfig]`);
+    out[name] = { kind: 'kubernetes', kubeconfigPath: path || env.KUBECONFIG || undefined, namespace: env.TANDEM_K8S_NAMESPACE, nodeSelector: env.TANDEM_K8S_MIGRATION_NODE_SELECTOR || undefined };
   }
   return out;
 }

@@ -15,6 +15,8 @@ export interface ResourceDef {
   kind: string;
   /** Subresources served besides the object itself. */
   status: boolean;
+  /** Cluster-scoped resources (Nodes) live at /api/v1/<plural> with no namespace. */
+  clusterScoped?: boolean;
 }
 
 export const RESOURCES: ResourceDef[] = [
@@ -23,6 +25,7 @@ export const RESOURCES: ResourceDef[] = [
   { group: 'batch', version: 'v1', plural: 'jobs', kind: 'Job', status: true },
   { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment', status: true },
   { group: 'apps', version: 'v1', plural: 'replicasets', kind: 'ReplicaSet', status: true },
+  { group: '', version: 'v1', plural: 'nodes', kind: 'Node', status: true, clusterScoped: true },
 ];
 
 export interface RequestRecord {
@@ -175,11 +178,13 @@ export class FakeApiServer {
   }
 
   private async route(req: IncomingMessage, res: ServerResponse, url: URL, rec: RequestRecord): Promise<void> {
-    const m = /^\/(?:api\/v1|apis\/([a-z0-9.]+)\/(v1))\/namespaces\/([a-z0-9-]+)\/([a-z]+)(?:\/([a-z0-9.-]+))?(?:\/(status|log))?$/.exec(url.pathname);
+    const m = /^\/(?:api\/v1|apis\/([a-z0-9.]+)\/(v1))(?:\/namespaces\/([a-z0-9-]+))?\/([a-z]+)(?:\/([a-z0-9.-]+))?(?:\/(status|log))?$/.exec(url.pathname);
     if (!m) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
-    const [, group = '', , ns, plural, name, sub] = m as unknown as [string, string | undefined, string, string, string, string | undefined, 'status' | 'log' | undefined];
+    const [, group = '', , namespace, plural, name, sub] = m as unknown as [string, string | undefined, string, string | undefined, string, string | undefined, 'status' | 'log' | undefined];
     const def = RESOURCES.find((r) => r.group === group && r.plural === plural);
-    if (!def) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    // Namespaced resources only under /namespaces/<ns>/, cluster-scoped ones (Nodes) only outside it.
+    if (!def || (namespace === undefined) !== (def.clusterScoped ?? false)) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    const ns = namespace ?? '';
     const method = req.method ?? 'GET';
     const q = url.searchParams;
     const apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
@@ -196,11 +201,11 @@ export class FakeApiServer {
         const body = (await readBody(req)) as KObject;
         if (!body || typeof body !== 'object') throw new ApiError(400, 'BadRequest', 'no object in the request body');
         if (body.kind !== def.kind || body.apiVersion !== apiVersion) throw new ApiError(400, 'BadRequest', `the API version in the data (${body.apiVersion}) or kind (${body.kind}) does not match the expected ${apiVersion} ${def.kind}`);
-        if (body.metadata?.namespace && body.metadata.namespace !== ns) throw new ApiError(400, 'BadRequest', 'the namespace of the provided object does not match the namespace sent on the request');
+        if (!def.clusterScoped && body.metadata?.namespace && body.metadata.namespace !== ns) throw new ApiError(400, 'BadRequest', 'the namespace of the provided object does not match the namespace sent on the request');
         validate(def, body);
         const rest = { ...body };
         delete rest.status; // status is set by controllers, never on create
-        return this.send(res, 201, this.store.create(def.plural, ns, { ...rest, metadata: { ...rest.metadata, namespace: ns } } as KObject, def.group), rec);
+        return this.send(res, 201, this.store.create(def.plural, ns, { ...rest, metadata: { ...rest.metadata, namespace: ns || undefined } } as KObject, def.group), rec);
       }
       throw new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`);
     }
@@ -243,7 +248,7 @@ export class FakeApiServer {
   private watch(res: ServerResponse, rec: RequestRecord, def: ResourceDef, ns: string, q: URLSearchParams): void {
     const labels = parseLabelSelector(q.get('labelSelector'));
     const fields = fieldMatcher(q.get('fieldSelector'));
-    const matches = (o: KObject) => o.metadata.namespace === ns && matchesLabels(o.metadata.labels, labels) && fields(o);
+    const matches = (o: KObject) => (o.metadata.namespace ?? '') === ns && matchesLabels(o.metadata.labels, labels) && fields(o);
     const rvParam = q.get('resourceVersion');
     rec.status = 200;
     res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });

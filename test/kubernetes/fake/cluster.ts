@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { FakeApiServer } from './apiserver.js';
-import { FakeControllers, type FakeNode } from './controllers.js';
+import { FakeControllers, nodeObject, type FakeNode } from './controllers.js';
 
 export interface FakeCluster {
   api: FakeApiServer;
@@ -21,7 +21,10 @@ export interface FakeCluster {
 export interface FakeClusterOptions {
   /** Length of one simulated second (probe periods, deadlines); default 1000. */
   secondMs?: number;
+  /** The single node of the default cluster (fake-node-1, 8 GPUs), adjusted. */
   node?: Partial<FakeNode>;
+  /** Several nodes instead (each defaults to no taints, no GPUs); overrides `node`. */
+  nodes?: (Partial<FakeNode> & { name: string })[];
   namespace?: string;
 }
 
@@ -29,10 +32,10 @@ export async function startFakeCluster(opts: FakeClusterOptions = {}): Promise<F
   const token = randomBytes(16).toString('hex');
   const api = new FakeApiServer({ token, bookmarkMs: 1000 });
   const url = await api.start();
-  const controllers = new FakeControllers(api, {
-    secondMs: opts.secondMs ?? 1000,
-    node: { name: 'fake-node-1', labels: { 'kubernetes.io/hostname': 'fake-node-1' }, taints: [], gpus: 8, ...opts.node },
-  });
+  // Registered as Node objects (what kubelets do), so clients can read, list and replace them.
+  const nodes: FakeNode[] = opts.nodes?.map((n) => ({ labels: {}, taints: [], gpus: 0, ...n })) ?? [{ name: 'fake-node-1', labels: { 'kubernetes.io/hostname': 'fake-node-1' }, taints: [], gpus: 8, ...opts.node }];
+  for (const n of nodes) api.store.create('nodes', '', nodeObject(n));
+  const controllers = new FakeControllers(api, { secondMs: opts.secondMs ?? 1000 });
   const namespace = opts.namespace ?? 'tandem';
   // skipTLSVerify: the client accepts an http:// server only with it (DESIGN.md §5).
   const config = {

@@ -1,7 +1,8 @@
 // Simulated controllers for the fake API server: the Job controller, the Deployment and ReplicaSet
-// controllers (rolling update with revisions, progress deadline), a scheduler + kubelet for one node
-// (nodeSelector, taints, GPU capacity, exit codes, logs, HTTP startup/readiness probes against the
-// pod's fake vLLM), and a service load balancer (a TCP proxy to the ready pods).
+// controllers (rolling update with revisions, progress deadline), a scheduler over the cluster's Node
+// objects (nodeSelector, required node affinity, taints/tolerations, cordon, per-node GPU capacity;
+// the least-loaded fitting node wins) + a kubelet (exit codes, logs, HTTP startup/readiness probes
+// against the pod's fake vLLM), and a service load balancer (a TCP proxy to the ready pods).
 //
 // Level-triggered like the real ones: every store change (and a short tick, for timers) runs a full
 // reconcile pass, and every write is a no-op unless something changed.
@@ -49,6 +50,7 @@ interface PodSpec {
   nodeName?: string;
   nodeSelector?: Record<string, string>;
   tolerations?: { key?: string; operator?: string; value?: string; effect?: string }[];
+  affinity?: { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: { matchExpressions?: { key: string; operator: string; values?: string[] }[] }[] } } };
   containers: Container[];
 }
 type Cond = { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string; lastUpdateTime?: string; lastProbeTime?: string };
@@ -82,7 +84,18 @@ interface PodRuntime {
 
 export interface ControllerOptions {
   secondMs: number;
-  node: FakeNode;
+}
+
+/** A Node object as a kubelet registers it (capacity: 4 CPUs, `gpus` GPUs). */
+export function nodeObject(n: FakeNode): KObject {
+  const capacity = { cpu: '4', memory: '16Gi', pods: '110', 'nvidia.com/gpu': String(n.gpus) };
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: n.name, labels: { 'kubernetes.io/hostname': n.name, 'kubernetes.io/os': 'linux', ...n.labels } },
+    spec: n.taints.length ? { taints: structuredClone(n.taints) } : {},
+    status: { capacity, allocatable: capacity, conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' }] },
+  };
 }
 
 export class FakeControllers {
@@ -303,19 +316,54 @@ export class FakeControllers {
   }
 
   // ---- scheduler + kubelet -------------------------------------------------------------------
-  private unschedulable(pod: KObject): string | undefined {
+  /** The cluster's Node objects, as the scheduler sees them: labels, taints, cordon, GPU capacity. */
+  private nodes(): { name: string; labels: Record<string, string>; taints: FakeNode['taints']; unschedulable: boolean; gpus: number }[] {
+    return this.store.list('nodes', '').map((n) => {
+      const ns = spec<{ taints?: FakeNode['taints']; unschedulable?: boolean }>(n);
+      const cap = status<{ allocatable?: Record<string, string> }>(n).allocatable ?? {};
+      return { name: n.metadata.name, labels: n.metadata.labels ?? {}, taints: ns.taints ?? [], unschedulable: ns.unschedulable ?? false, gpus: Number(cap['nvidia.com/gpu'] ?? 0) };
+    });
+  }
+
+  /** Why `pod` cannot go to `node` (undefined: it fits), in the scheduler's words. */
+  private misfit(pod: KObject, node: ReturnType<FakeControllers['nodes']>[number]): string | undefined {
     const s = spec<PodSpec>(pod);
-    const node = this.opts.node;
-    for (const [k, v] of Object.entries(s.nodeSelector ?? {})) if (node.labels[k] !== v) return `0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector (${k}=${v}).`;
+    if (node.unschedulable) return "node(s) were unschedulable";
+    for (const [k, v] of Object.entries(s.nodeSelector ?? {})) if (node.labels[k] !== v) return `node(s) didn't match Pod's node affinity/selector (${k}=${v})`;
+    const terms = s.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+    if (terms?.length) {
+      // Terms are ORed, the expressions of one term ANDed (DoesNotExist/Exists/In/NotIn on labels).
+      const ok = terms.some((t) =>
+        (t.matchExpressions ?? []).every((e) => matchesLabels(node.labels, [{ key: e.key, op: ({ In: 'in', NotIn: 'notin', Exists: 'exists', DoesNotExist: '!exists' } as const)[e.operator as 'In'] ?? 'in', values: e.values ?? [] }])),
+      );
+      if (!ok) return "node(s) didn't match Pod's node affinity/selector";
+    }
     for (const t of node.taints) {
       if (t.effect === 'PreferNoSchedule') continue;
       const ok = (s.tolerations ?? []).some((tol) => (tol.effect === undefined || tol.effect === t.effect) && (tol.operator === 'Exists' ? tol.key === undefined || tol.key === t.key : tol.key === t.key && (tol.value ?? '') === (t.value ?? '')));
-      if (!ok) return `0/1 nodes are available: 1 node(s) had untolerated taint {${t.key}: ${t.value ?? ''}}.`;
+      if (!ok) return `node(s) had untolerated taint {${t.key}: ${t.value ?? ''}}`;
     }
     const gpus = (p: KObject) => spec<PodSpec>(p).containers.reduce((n, c) => n + Number(c.resources?.limits?.['nvidia.com/gpu'] ?? c.resources?.requests?.['nvidia.com/gpu'] ?? 0), 0);
-    const used = this.store.list('pods', undefined, (p) => p.metadata.uid !== pod.metadata.uid && !!spec<PodSpec>(p).nodeName && !podDone(p)).reduce((n, p) => n + gpus(p), 0);
-    if (gpus(pod) > node.gpus - used) return `0/1 nodes are available: 1 Insufficient nvidia.com/gpu.`;
+    const used = this.store.list('pods', undefined, (p) => p.metadata.uid !== pod.metadata.uid && spec<PodSpec>(p).nodeName === node.name && !podDone(p)).reduce((n, p) => n + gpus(p), 0);
+    if (gpus(pod) > node.gpus - used) return 'Insufficient nvidia.com/gpu';
     return undefined;
+  }
+
+  /** The node for a pending pod: among those that fit, the one running fewest pods (then by name). */
+  private place(pod: KObject): { node?: string; why?: string } {
+    const nodes = this.nodes();
+    const why = new Map<string, number>();
+    const fits: string[] = [];
+    for (const n of nodes) {
+      const w = this.misfit(pod, n);
+      if (w) why.set(w, (why.get(w) ?? 0) + 1);
+      else fits.push(n.name);
+    }
+    if (fits.length) {
+      const load = (name: string) => this.store.list('pods', undefined, (p) => spec<PodSpec>(p).nodeName === name && !podDone(p)).length;
+      return { node: fits.map((name) => ({ name, load: load(name) })).sort((a, b) => a.load - b.load || a.name.localeCompare(b.name, 'en', { numeric: true }))[0]!.name };
+    }
+    return { why: `0/${nodes.length} nodes are available: ${[...why].map(([w, c]) => `${c} ${w}`).join(', ')}.` };
   }
 
   private kubelet(pod: KObject): void {
@@ -323,9 +371,9 @@ export class FakeControllers {
     const s = spec<PodSpec>(pod);
     if (podDone(pod)) return;
     if (!s.nodeName) {
-      const why = this.unschedulable(pod);
-      if (why) return this.writeStatus('pods', pod, { phase: 'Pending', conditions: mergeConditions(status<{ conditions?: Cond[] }>(pod).conditions, [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: why }]) });
-      this.store.update('pods', ns, { ...pod, metadata: { ...pod.metadata, resourceVersion: undefined }, spec: { ...pod.spec, nodeName: this.opts.node.name } });
+      const { node, why } = this.place(pod);
+      if (!node) return this.writeStatus('pods', pod, { phase: 'Pending', conditions: mergeConditions(status<{ conditions?: Cond[] }>(pod).conditions, [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: why }]) });
+      this.store.update('pods', ns, { ...pod, metadata: { ...pod.metadata, resourceVersion: undefined }, spec: { ...pod.spec, nodeName: node } });
       return;
     }
     if (this.runtimes.has(pod.metadata.uid!)) return;

@@ -139,7 +139,7 @@ export class Store {
     const o = clone(obj);
     o.metadata = {
       ...o.metadata,
-      namespace: ns,
+      namespace: ns || undefined, // '' = a cluster-scoped object (Node): no namespace
       uid: randomUUID(),
       resourceVersion: String(++this.rv),
       generation: 1,
@@ -167,7 +167,7 @@ export class Store {
         ? { ...current, status: clone(obj.status) }
         : {
             ...clone(obj),
-            metadata: { ...clone(obj.metadata), resourceVersion: current.metadata.resourceVersion, uid: current.metadata.uid, namespace: ns, creationTimestamp: current.metadata.creationTimestamp, generation: current.metadata.generation, deletionTimestamp: current.metadata.deletionTimestamp },
+            metadata: { ...clone(obj.metadata), resourceVersion: current.metadata.resourceVersion, uid: current.metadata.uid, namespace: ns || undefined, creationTimestamp: current.metadata.creationTimestamp, generation: current.metadata.generation, deletionTimestamp: current.metadata.deletionTimestamp },
             status: current.status,
           };
     if (opts.subresource !== 'status' && canonical(next.spec) !== canonical(current.spec)) next.metadata.generation = (current.metadata.generation ?? 1) + 1;

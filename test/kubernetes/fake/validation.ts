@@ -64,6 +64,19 @@ export function validate(def: ResourceDef, o: KObject): void {
     const ru = (spec.strategy as { rollingUpdate?: { maxSurge?: number | string; maxUnavailable?: number | string } } | undefined)?.rollingUpdate;
     if (ru && Number(ru.maxSurge ?? 1) === 0 && Number(ru.maxUnavailable ?? 1) === 0) causes.push({ field: 'spec.strategy.rollingUpdate.maxUnavailable', message: 'Invalid value: 0: may not be 0 when `maxSurge` is 0', reason: 'FieldValueInvalid' });
   }
+  if (def.plural === 'nodes') {
+    // What the apiserver checks of spec.taints: key, a known effect, and unique (key, effect) pairs.
+    const taints = ((spec.taints as { key?: string; value?: string; effect?: string }[] | undefined) ?? []);
+    const seen = new Set<string>();
+    taints.forEach((t, i) => {
+      if (!t.key) causes.push({ field: `spec.taints[${i}].key`, message: 'Required value', reason: 'FieldValueRequired' });
+      if (!['NoSchedule', 'PreferNoSchedule', 'NoExecute'].includes(t.effect ?? '')) causes.push({ field: `spec.taints[${i}].effect`, message: `Unsupported value: "${t.effect ?? ''}": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"`, reason: 'FieldValueNotSupported' });
+      if (t.value !== undefined && (t.value.length > 63 || !LABEL_VALUE.test(t.value))) causes.push({ field: `spec.taints[${i}].value`, message: `Invalid value: "${t.value}"`, reason: 'FieldValueInvalid' });
+      const k = `${t.key}:${t.effect}`;
+      if (seen.has(k)) causes.push({ field: `spec.taints[${i}]`, message: `Duplicate value: "${k}": taints must be unique by key and effect pair`, reason: 'FieldValueDuplicate' });
+      seen.add(k);
+    });
+  }
   if (def.plural === 'services') {
     const ports = spec.ports as unknown[] | undefined;
     if (!ports?.length) causes.push({ field: 'spec.ports', message: 'Required value', reason: 'FieldValueRequired' });
