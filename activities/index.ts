@@ -12,6 +12,7 @@ import { classifyJobState, FAILURES, type JobRef, type JobStatus } from '../spec
 import { resolveBackend, type BackendMap } from './runtimes.js';
 import { checkReadiness } from './readiness.js';
 import { createPlacementActivities, localMachineSource, type InventorySource } from './placement.js';
+import type { RecoverySite } from './recovery.js';
 import type { AwaitJobInput, CatalogEntry, CatalogInput, DeployInput, Deployment, ReadinessInput, ReadinessResult, SubmitJobInput } from './types.js';
 
 export interface ActivityConfig {
@@ -23,6 +24,8 @@ export interface ActivityConfig {
   pollInitialMs?: number;
   /** What placement sees; the local machine by default. */
   inventorySources?: InventorySource[];
+  /** Slurm sites that training may fail over between (tuning.failover); see activities/recovery.ts. */
+  recoverySites?: RecoverySite[];
 }
 
 export function runDirs(home: string, runId: string) {

@@ -32,7 +32,13 @@ export type TimelineKind =
   | 'compensation-failed'
   | 'pipeline-completed'
   | 'pipeline-failed'
-  | 'pipeline-cancelled';
+  | 'pipeline-cancelled'
+  // Cross-site recovery (failover path): where to run, what was restored, what was fenced.
+  | 'site-choice'
+  | 'site-wait'
+  | 'restore'
+  | 'failover'
+  | 'fence';
 
 export interface TimelineEntry {
   at: string;

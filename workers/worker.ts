@@ -11,8 +11,9 @@ import { SlurmJobBackend } from '../backends/slurm/job-backend.js';
 import { SlurmrestdJobBackend } from '../backends/slurm/slurmrestd-backend.js';
 import { FirecrestJobBackend } from '../backends/slurm/firecrest-backend.js';
 import { localMachineSource } from '../activities/placement.js';
-import { firecrestSource, slurmrestdSource } from '../activities/placement-sources.js';
+import { firecrestSource, kubernetesSource, slurmrestdSource } from '../activities/placement-sources.js';
 import { createMigrationActivities, type MigrationSiteConfig } from '../activities/migration.js';
+import { createRecoveryActivities } from '../activities/recovery.js';
 import { createKubernetesActivities } from '../activities/kubernetes.js';
 import { KubeClients } from '../backends/kubernetes/client.js';
 import { KubernetesJobBackend } from '../backends/kubernetes/jobs.js';
@@ -80,8 +81,12 @@ export function tandemActivities(opts: ActivityConfig, env: NodeJS.ProcessEnv = 
   const inventorySources = opts.inventorySources ?? [
     localMachineSource(),
     ...(slurm instanceof SlurmrestdJobBackend ? [slurmrestdSource(slurm)] : slurm instanceof FirecrestJobBackend ? [firecrestSource(slurm, slurm.system)] : []),
+    ...(k8s ? [kubernetesSource(k8s)] : []),
   ];
-  return { ...createActivities({ ...opts, backends, inventorySources }), ...createArgoActivities({ home: opts.home, targets: argoTargets }), ...k8sActivities, ...createMigrationActivities({ home: opts.home, sites: { ...slurmSites(opts.home, env), ...kubernetesSites(env) } }) };
+  return {
+    ...createActivities({ ...opts, backends, inventorySources }),
+    // Failover between Slurm sites, used by pipelines launched with tuning.failover.
+    ...createRecoveryActivities({ home: opts.home, sites: opts.recoverySites ?? [] }), ...createArgoActivities({ home: opts.home, targets: argoTargets }), ...k8sActivities, ...createMigrationActivities({ home: opts.home, sites: { ...slurmSites(opts.home, env), ...kubernetesSites(env) } }) };
 }
 
 /**

@@ -16,6 +16,7 @@ import {
 import type { createActivities } from '../activities/index.js';
 import type { KubernetesActivities } from '../activities/kubernetes.js';
 import type { PlacementActivities } from '../activities/placement.js';
+import type { RecoveryActivities } from '../activities/recovery.js';
 import type { Deployment, JobRef, JobStatus, ReadinessResult } from '../activities/types.js';
 import { durationMs } from '../spec/duration.js';
 import { classifyJobState, FAILURES, NON_RETRYABLE_TYPES } from '../spec/outcome.js';
@@ -24,13 +25,30 @@ import type { PipelineResult, PipelineStatus, StageState, TimelineEntry } from '
 import { SA_SITE, SA_STAGE } from '../spec/search-attributes.js';
 import { Saga } from './saga.js';
 
-type Activities = ReturnType<typeof createActivities> & KubernetesActivities & PlacementActivities;
+type Activities = ReturnType<typeof createActivities> & KubernetesActivities & PlacementActivities & RecoveryActivities;
 
 export interface PipelineTuning {
   /** How soon a crashed worker's polling activity is handed to another worker. */
   heartbeatTimeoutMs?: number;
   /** Upper bound of the job-status polling backoff. */
   pollMaxMs?: number;
+  /** Cross-site failover of the train stage (the worker must serve the recovery activities). */
+  failover?: FailoverTuning;
+}
+
+export interface FailoverTuning {
+  /** Sites to use, in preference order (default: every site the worker has configured). */
+  sites?: string[];
+  /** How long a site may stay unobservable before the job is given up there (default 60 s). */
+  graceMs?: number;
+  /** The job's lease; it must expire well inside the grace window (default: half of it). */
+  leaseTtlMs?: number;
+  /** Failovers allowed before the stage fails (default 3). */
+  maxFailovers?: number;
+  /** How often to look for a healthy site when none is (default 30 s)… */
+  waitIntervalMs?: number;
+  /** … and for how long at most, within spec.deadline (default 30 min). */
+  maxWaitMs?: number;
 }
 
 /** A run that continues another: it shares that run's data and checkpoints and skips reused stages. */
@@ -50,7 +68,7 @@ export interface HybridPipelineInput {
 }
 
 /** Patch ids, newest last; each has recorded histories on both sides in test/histories/. */
-export const PATCHES = { searchAttributes: 'tandem-search-attributes', placement: 'tandem-placement' } as const;
+export const PATCHES = { searchAttributes: 'tandem-search-attributes', placement: 'tandem-placement', failover: 'tandem-failover' } as const;
 
 export const statusQuery = defineQuery<PipelineStatus>('status');
 export const timelineQuery = defineQuery<TimelineEntry[]>('timeline');
@@ -155,6 +173,8 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
       retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: NON_RETRYABLE_TYPES }, // unlimited: the job is watched until it ends
     });
     const st = startStage(stage);
+    // Runs that have this patch may fail over across sites when launched with tuning.failover.
+    if (stage === 'train' && patched(PATCHES.failover) && tuning.failover) return runTrainWithFailover(tuning.failover, st, params, retry, watch);
     for (let attempt = 1; ; attempt++) {
       st.attempts = attempt;
       const name = jobName(workflowId, stage, attempt);
@@ -181,6 +201,122 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
       st.status = 'retrying';
       record({ kind: 'retry-scheduled', stage, attempt, state: final.state, message: `${outcome === 'infrastructure' ? 'infrastructure failure' : 'job failure'}; attempt ${attempt + 1}/${retry.maxAttempts} in ${Math.round(delay / 1000)}s` });
       await sleep(delay);
+    }
+  }
+
+  /**
+   * The train stage across sites: choose a healthy site, stage the data and restore the newest valid
+   * checkpoint there, submit under a lease, watch with a grace window; on NODE_FAIL / PREEMPTED /
+   * BOOT_FAIL / LOST or a site unreachable beyond the grace window, fence the old job and fail over.
+   * Job failures retry on the same site per the stage's policy; failovers are bounded separately.
+   */
+  async function runTrainWithFailover(fo: FailoverTuning, st: StageState, params: Record<string, string | number>, retry: Required<RetryOverride>, watch: typeof short): Promise<{ ref?: JobRef; final?: JobStatus; attempts: number }> {
+    const cfg = spec.stages.train;
+    const graceMs = fo.graceMs ?? 60_000;
+    const leaseTtlMs = fo.leaseTtlMs ?? Math.floor(graceMs / 2);
+    const maxFailovers = fo.maxFailovers ?? 3;
+    const waitIntervalMs = fo.waitIntervalMs ?? 30_000;
+    const maxWaitMs = fo.maxWaitMs ?? 30 * 60_000;
+    const staging = proxyActivities<Activities>({ startToCloseTimeout: '30m', heartbeatTimeout, retry: activityRetry });
+    const fences = new CancellationScope();
+    let failovers = 0;
+    let jobFailures = 0;
+    let exclude: string[] = [];
+    let site: string | undefined;
+
+    const failOver = (from: string, why: string) => {
+      failovers++;
+      if (failovers > maxFailovers) {
+        throw ApplicationFailure.create({ ...FAILURES.InfrastructureFailed, message: `train: ${why}; gave up after ${maxFailovers} failover${maxFailovers === 1 ? '' : 's'}` });
+      }
+      record({ kind: 'failover', stage: 'train', site: from, message: `${why}; failover ${failovers}/${maxFailovers} away from ${from}` });
+      exclude = [from];
+      site = undefined;
+    };
+
+    async function chooseSite(): Promise<string> {
+      const waitStart = Date.now();
+      for (let round = 0; ; round++) {
+        let choice = await short.chooseSite({ exclude, sites: fo.sites });
+        // Nothing else is healthy: the site that failed may still be the best place to resume.
+        if (!choice.site && exclude.length) choice = await short.chooseSite({ exclude: [], sites: fo.sites });
+        if (choice.site) {
+          record({ kind: 'site-choice', stage: 'train', site: choice.site, message: `chose ${choice.site}: ${choice.probes.join('; ')}` });
+          return choice.site;
+        }
+        const waited = Date.now() - waitStart;
+        const deadline = spec.deadline ? Date.parse(spec.deadline) : Infinity;
+        if (waited >= maxWaitMs || Date.now() + waitIntervalMs > deadline) {
+          throw ApplicationFailure.create({ ...FAILURES.InfrastructureFailed, message: `no healthy site for the train stage after waiting ${Math.round(waited / 1000)}s (${choice.probes.join('; ')})${Date.now() + waitIntervalMs > deadline ? `; deadline ${spec.deadline}` : ''}` });
+        }
+        if (round === 0) record({ kind: 'site-wait', stage: 'train', message: `no healthy site (${choice.probes.join('; ')}); waiting, checking every ${Math.round(waitIntervalMs / 1000)}s` });
+        await sleep(waitIntervalMs);
+      }
+    }
+
+    try {
+      for (let attempt = 1; ; attempt++) {
+        st.attempts = attempt;
+        const at = site ?? (await chooseSite());
+        site = at;
+        const staged = await staging.stageSite({ runKey, site: at });
+        for (const k of staged.skipped) record({ kind: 'restore', stage: 'train', site: k.source, message: `skipped checkpoint ${k.path} at ${k.source}: ${k.reason}` });
+        for (const u of staged.unreadable) record({ kind: 'restore', stage: 'train', message: `could not read checkpoints at ${u}` });
+        record({
+          kind: 'restore',
+          stage: 'train',
+          attempt,
+          site: at,
+          message: staged.step === undefined ? `no valid checkpoint anywhere: ${at} starts from step 0` : `resuming at ${at} from step ${staged.step} (${staged.source === at ? 'already there' : `copied from ${staged.source}, ${staged.bytes} bytes, verified`})${staged.staleCopiesRemoved ? `; removed ${staged.staleCopiesRemoved} unfinished copies` : ''}`,
+        });
+        const name = jobName(workflowId, 'train', attempt);
+        const ref = await short.submitAt({ site: at, leaseTtlMs, runId: runKey, stage: 'train', name, runtime: 'slurm', command: cfg.command, env: cfg.env, resources: cfg.resources, params, kubernetes: cfg.kubernetes });
+        Object.assign(st, { jobId: ref.jobId, runtime: ref.runtime, site: ref.site, status: 'running' });
+        if (patched(PATCHES.searchAttributes)) upsertSearchAttributes([{ key: SA_SITE, value: ref.site }]);
+        record({ kind: ref.adopted ? 'job-adopted' : 'job-submitted', stage: 'train', attempt, jobId: ref.jobId, runtime: ref.runtime, site: ref.site, message: `${ref.adopted ? 'adopted existing' : 'submitted'} slurm job ${ref.jobId} at ${ref.site} (lease ${Math.round(leaseTtlMs / 1000)}s)` });
+        const undoId = `cancel-${ref.site}-${ref.jobId}`;
+        saga.push({ id: undoId, description: `cancel train job ${ref.jobId} at ${ref.site}`, run: () => short.fenceJob({ ref }).then(() => undefined) });
+        const w = await watch.watchAt({ ref, pollMaxMs, graceMs, leaseTtlMs, runKey });
+        saga.discard(undoId);
+        if (w.kind === 'unreachable') {
+          if (w.progress) st.progress = w.progress;
+          const why = `site ${at} unreachable for ${Math.round(w.forMs / 1000)}s while job ${ref.jobId} was ${w.lastState ?? 'unobserved'} at step ${w.progress?.step ?? '?'} (${w.error})`;
+          const fence = await short.fenceJob({ ref });
+          record({ kind: 'fence', stage: 'train', site: at, jobId: ref.jobId, message: fence.detail });
+          if (!fence.fenced) {
+            // The lease has already stopped the job; cancel its record once the site answers again.
+            fences.run(() => staging.fenceWhenReachable({ ref })).then(
+              (r) => record({ kind: 'fence', stage: 'train', site: at, jobId: ref.jobId, message: r.detail }),
+              () => undefined,
+            );
+          }
+          failOver(at, why);
+          continue;
+        }
+        const final = w.status;
+        st.progress = final.progress;
+        const outcome = classifyJobState(final.state);
+        record({ kind: 'job-finished', stage: 'train', attempt, jobId: ref.jobId, state: final.state, site: at, message: `job ${ref.jobId} at ${at} ended ${final.state}${final.reason ? ` (${final.reason})` : ''}` });
+        if (outcome === 'success') {
+          const home = await staging.collectCheckpoint({ runKey, site: at });
+          record({ kind: 'restore', stage: 'train', site: at, message: `brought step ${home.step} home from ${at}${home.copied ? ' (verified copy)' : ' (already there)'}` });
+          return { ref, final, attempts: attempt };
+        }
+        if (outcome === 'cancelled') throw ApplicationFailure.create({ ...FAILURES.JobCancelled, message: `train job ${ref.jobId} at ${at} was cancelled outside Tandem` });
+        const detail = `train job ${ref.jobId} at ${at} ended ${final.state}${final.reason ? `: ${final.reason}` : ''}${final.tail ? `\n--- last output ---\n${final.tail}` : ''}`;
+        if (outcome === 'infrastructure') {
+          failOver(at, `job ${ref.jobId} ended ${final.state} at ${at}${final.reason ? ` (${final.reason})` : ''}`);
+          continue;
+        }
+        jobFailures++;
+        if (jobFailures >= retry.maxAttempts) throw ApplicationFailure.create({ ...FAILURES.JobFailed, message: `${detail}\n(gave up after ${jobFailures} failed job${jobFailures > 1 ? 's' : ''})`, details: [final] });
+        const delay = retryDelayMs(retry, jobFailures);
+        st.status = 'retrying';
+        record({ kind: 'retry-scheduled', stage: 'train', attempt, state: final.state, site: at, message: `job failure; retrying at ${at} (${jobFailures + 1}/${retry.maxAttempts}) in ${Math.round(delay / 1000)}s` });
+        await sleep(delay);
+      }
+    } finally {
+      fences.cancel(); // background fences stop with the stage; the lease has stopped those jobs already
     }
   }
 

@@ -1,0 +1,332 @@
+// Cross-site recovery: the activities behind hybridPipeline's failover path. Each configured site has its
+// own job backend (FirecREST or slurmrestd), a health probe and a filesystem root for run directories.
+// The workflow asks where to run (healthy sites, in order), stages the data set and restores the newest
+// valid checkpoint there (copied with verification; checkpoint data never enters a payload), submits the
+// training job under a lease (runtime/fence.ts), watches it with a grace window for an unreachable site,
+// fences the old job, and finally brings the winning checkpoint home for the catalog.
+import { Context, ApplicationFailure, CancelledFailure } from '@temporalio/activity';
+import { existsSync, mkdirSync, writeFileSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { copyCheckpoint, copyVerifiedDir, latestValidCheckpoint, removeStaleCopies, sha256File, type Hasher, type Skipped } from '../backends/checkpoints.js';
+import type { JobBackend } from '../backends/types.js';
+import { builtinCommand } from '../runtime/programs.js';
+import { durationMs } from '../spec/duration.js';
+import { classifyJobState, FAILURES, type JobRef, type JobStatus } from '../spec/outcome.js';
+import { runDirs } from './index.js';
+import type { SubmitJobInput } from './types.js';
+
+export interface SiteHealth {
+  healthy: boolean;
+  detail: string;
+}
+
+/** One Slurm site that the pipeline may run training on. */
+export interface RecoverySite {
+  name: string;
+  backend: JobBackend;
+  /** Root of the site's run directories, as the worker reaches the site's filesystem. */
+  root: string;
+  /** FirecREST /status/systems servicesHealth, slurmrestd ping, … within a timeout. */
+  health(): Promise<SiteHealth>;
+  /** Verification where the data lives (FirecREST checksum endpoint); local sha256 otherwise. */
+  hasher?: Hasher;
+}
+
+export interface RecoveryConfig {
+  /** TANDEM_HOME: the home run directory holds the data set and the catalogued checkpoints. */
+  home: string;
+  sites: RecoverySite[];
+  pollInitialMs?: number;
+  /** Health probe timeout. */
+  healthTimeoutMs?: number;
+}
+
+export const FENCED_EXIT_CODE = 75;
+const FENCE = fileURLToPath(new URL('../runtime/fence.ts', import.meta.url));
+
+export interface ChooseSiteInput {
+  /** Sites not to use (the failed one). */
+  exclude: string[];
+  /** Restrict to these, in preference order (all configured sites by default). */
+  sites?: string[];
+}
+
+export interface ChooseSiteResult {
+  site?: string;
+  /** One line per site probed: "zurich: healthy (…)" — recorded in the timeline. */
+  probes: string[];
+}
+
+export interface StageSiteInput {
+  runKey: string;
+  site: string;
+}
+
+export interface StageSiteResult {
+  /** The checkpoint the job will resume from (undefined: from scratch). */
+  step?: number;
+  /** Where it came from (a site name or "home"). */
+  source?: string;
+  copied: boolean;
+  bytes: number;
+  skipped: (Skipped & { source: string })[];
+  /** Sources that could not be read, with why. */
+  unreadable: string[];
+  staleCopiesRemoved: number;
+}
+
+export interface SubmitAtInput extends SubmitJobInput {
+  site: string;
+  /** Lease time to live; the job stops itself when the lease is not renewed in time. */
+  leaseTtlMs?: number;
+}
+
+export interface WatchAtInput {
+  ref: JobRef;
+  pollMaxMs?: number;
+  /** How long the site may stay unobservable before the watch gives up with `unreachable`. */
+  graceMs: number;
+  leaseTtlMs?: number;
+  runKey: string;
+}
+
+export type WatchAtResult = { kind: 'ended'; status: JobStatus } | { kind: 'unreachable'; forMs: number; error: string; lastState?: string; progress?: JobStatus['progress'] };
+
+export interface FenceResult {
+  fenced: boolean;
+  detail: string;
+}
+
+export interface CollectResult {
+  path: string;
+  step: number;
+  copied: boolean;
+  skipped: Skipped[];
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let t: NodeJS.Timeout;
+  return Promise.race([p, new Promise<T>((_, reject) => (t = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)))]).finally(() => clearTimeout(t));
+}
+
+export function leaseFile(root: string, runKey: string, name: string): string {
+  return join(runDirs(root, runKey).root, `lease-${name}.json`);
+}
+
+function writeLease(file: string, holder: string, ttlMs: number): void {
+  writeFileSync(`${file}.tmp`, JSON.stringify({ holder, expiresAt: Date.now() + ttlMs }));
+  renameSync(`${file}.tmp`, file);
+}
+
+export function createRecoveryActivities(config: RecoveryConfig) {
+  const sites = new Map(config.sites.map((s) => [s.name, s]));
+  const pollInitialMs = config.pollInitialMs ?? 200;
+  const site = (name: string): RecoverySite => {
+    const s = sites.get(name);
+    if (!s) throw ApplicationFailure.create({ ...FAILURES.RuntimeUnavailable, message: `site ${name} is not configured on this worker (configured: ${[...sites.keys()].join(', ') || 'none'})` });
+    return s;
+  };
+  const siteDirs = (name: string, runKey: string) => runDirs(site(name).root, runKey);
+
+  return {
+    /** The first healthy site, in preference order, that is not excluded; every probe is reported. */
+    async chooseSite({ exclude, sites: only }: ChooseSiteInput): Promise<ChooseSiteResult> {
+      const order = only?.length ? only : [...sites.keys()];
+      const probes: string[] = [];
+      for (const name of order) {
+        if (exclude.includes(name)) {
+          probes.push(`${name}: excluded`);
+          continue;
+        }
+        const s = site(name);
+        let h: SiteHealth;
+        try {
+          h = await withTimeout(s.health(), config.healthTimeoutMs ?? 5000, `${name} health`);
+        } catch (e) {
+          h = { healthy: false, detail: (e as Error).message };
+        }
+        probes.push(`${name}: ${h.healthy ? 'healthy' : 'unhealthy'} (${h.detail})`);
+        if (h.healthy) return { site: name, probes };
+      }
+      return { probes };
+    },
+
+    /**
+     * Makes a site ready to resume: the data set staged from home (verified), and the newest valid
+     * checkpoint among home and every other site's run directory copied here (verified after the copy;
+     * a half-finished copy is removed). Newer checkpoints that fail verification are skipped with why.
+     */
+    async stageSite({ runKey, site: name }: StageSiteInput): Promise<StageSiteResult> {
+      const target = siteDirs(name, runKey);
+      const home = runDirs(config.home, runKey);
+      mkdirSync(target.checkpoints, { recursive: true });
+      await copyVerifiedDir(home.data, target.data);
+      const staleCopiesRemoved = removeStaleCopies(target.checkpoints).length;
+      const sources: { source: string; dir: string; hasher?: Hasher }[] = [
+        { source: name, dir: target.checkpoints, hasher: site(name).hasher },
+        ...[...sites.values()].filter((s) => s.name !== name).map((s) => ({ source: s.name, dir: runDirs(s.root, runKey).checkpoints, hasher: s.hasher })),
+        { source: 'home', dir: home.checkpoints },
+      ];
+      const skipped: StageSiteResult['skipped'] = [];
+      const unreadable: string[] = [];
+      let best: { source: string; path: string; step: number } | undefined;
+      for (const src of sources) {
+        try {
+          const { latest, skipped: sk } = await latestValidCheckpoint(src.dir, true, src.hasher);
+          skipped.push(...sk.map((s) => ({ ...s, source: src.source })));
+          if (latest && (!best || latest.step > best.step)) best = { source: src.source, path: latest.path, step: latest.step };
+        } catch (e) {
+          unreadable.push(`${src.source}: ${(e as Error).message}`);
+        }
+        Context.current().heartbeat();
+      }
+      if (!best) return { copied: false, bytes: 0, skipped, unreadable, staleCopiesRemoved };
+      if (best.source === name) return { step: best.step, source: name, copied: false, bytes: 0, skipped, unreadable, staleCopiesRemoved };
+      const copy = await copyCheckpoint(best.path, target.checkpoints, { hasher: site(name).hasher, tag: Context.current().info.activityId, onFile: () => Context.current().heartbeat() });
+      return { step: copy.step, source: best.source, copied: copy.copied, bytes: copy.bytes, skipped, unreadable, staleCopiesRemoved };
+    },
+
+    /** submitJob for a named site, with the run directory on that site and the job under a lease. */
+    async submitAt(input: SubmitAtInput): Promise<JobRef> {
+      const s = site(input.site);
+      const dirs = siteDirs(input.site, input.runId);
+      mkdirSync(dirs.data, { recursive: true });
+      mkdirSync(dirs.checkpoints, { recursive: true });
+      const env: Record<string, string> = { ...input.env, TANDEM_RUN_ID: input.runId, TANDEM_STAGE: input.stage, TANDEM_DATA_DIR: dirs.data, TANDEM_CHECKPOINT_DIR: dirs.checkpoints };
+      for (const [k, v] of Object.entries(input.params)) env[`TANDEM_${k.toUpperCase()}`] = String(v);
+      const existing = await s.backend.findByName(input.name);
+      if (existing) return existing;
+      let command = input.command ?? builtinCommand(input.stage);
+      if (input.leaseTtlMs) {
+        const lease = leaseFile(s.root, input.runId, input.name);
+        writeLease(lease, input.name, input.leaseTtlMs);
+        command = [...builtinCommand('train').slice(0, 3), FENCE, lease, '--', ...command];
+      }
+      return s.backend.submit({ name: input.name, command, env, resources: input.resources, walltimeMs: durationMs(input.resources.walltime), kubernetes: input.kubernetes });
+    },
+
+    /**
+     * Watches a job at its site until it ends, or until the site has not answered for `graceMs`
+     * (the error window resets after every good observation, and survives a worker crash through the
+     * heartbeat). Each good observation of an active job renews its lease.
+     */
+    async watchAt({ ref, pollMaxMs = 64_000, graceMs, leaseTtlMs, runKey }: WatchAtInput): Promise<WatchAtResult> {
+      const ctx = Context.current();
+      const s = site(ref.site);
+      const prev = (ctx.info.heartbeatDetails ?? {}) as { failingSince?: number; state?: string; progress?: JobStatus['progress'] };
+      let failingSince = prev.failingSince;
+      let lastState = prev.state;
+      let progress = prev.progress;
+      let lastError = '';
+      let delay = pollInitialMs;
+      const lease = leaseFile(s.root, runKey, ref.name);
+      for (;;) {
+        let st: JobStatus | undefined;
+        try {
+          st = await s.backend.status(ref.jobId);
+          failingSince = undefined;
+        } catch (e) {
+          lastError = (e as Error).message;
+          failingSince ??= Date.now();
+          ctx.log.warn('job status unavailable', { jobId: ref.jobId, site: ref.site, error: lastError });
+        }
+        if (st) {
+          lastState = st.state;
+          if (st.progress) progress = st.progress;
+          if (classifyJobState(st.state) === 'active') {
+            if (leaseTtlMs && existsSync(lease)) writeLease(lease, ref.name, leaseTtlMs);
+          } else {
+            if (st.state === 'FAILED' && st.exitCode === FENCED_EXIT_CODE) return { kind: 'ended', status: { ...st, state: 'PREEMPTED', reason: `self-fenced: its lease expired${st.reason ? ` (${st.reason})` : ''}` } };
+            return { kind: 'ended', status: st };
+          }
+        }
+        ctx.heartbeat({ state: st?.state ?? 'UNKNOWN', progress, failingSince });
+        if (failingSince !== undefined && Date.now() - failingSince >= graceMs) {
+          return { kind: 'unreachable', forMs: Date.now() - failingSince, error: lastError, lastState, progress };
+        }
+        if (st?.state === 'RUNNING' || failingSince !== undefined) delay = Math.min(delay, 1000);
+        try {
+          await ctx.sleep(delay);
+        } catch (e) {
+          if (e instanceof CancelledFailure) ctx.log.info('stopped watching job (cancelled)', { jobId: ref.jobId });
+          throw e;
+        }
+        delay = Math.min(delay * 2, pollMaxMs);
+      }
+    },
+
+    /** Cancels a job at its site if the site answers within the timeout. */
+    async fenceJob({ ref, timeoutMs = 5000 }: { ref: JobRef; timeoutMs?: number }): Promise<FenceResult> {
+      try {
+        await withTimeout(site(ref.site).backend.cancel(ref.jobId), timeoutMs, `cancel at ${ref.site}`);
+        return { fenced: true, detail: `cancelled job ${ref.jobId} at ${ref.site}` };
+      } catch (e) {
+        return { fenced: false, detail: `site ${ref.site} did not answer (${(e as Error).message}); its lease stops the job` };
+      }
+    },
+
+    /** Keeps trying to cancel a job until its site answers (started in the background after a failover). */
+    async fenceWhenReachable({ ref }: { ref: JobRef }): Promise<FenceResult> {
+      const ctx = Context.current();
+      for (let delay = 1000; ; delay = Math.min(delay * 2, 30_000)) {
+        try {
+          await withTimeout(site(ref.site).backend.cancel(ref.jobId), 5000, `cancel at ${ref.site}`);
+          return { fenced: true, detail: `cancelled job ${ref.jobId} at ${ref.site} once it answered` };
+        } catch {
+          ctx.heartbeat();
+          await ctx.sleep(delay);
+        }
+      }
+    },
+
+    /** Brings the site's newest valid checkpoint home (verified copy) for the catalog. */
+    async collectCheckpoint({ runKey, site: name }: { runKey: string; site: string }): Promise<CollectResult> {
+      const s = site(name);
+      const { latest, skipped } = await latestValidCheckpoint(siteDirs(name, runKey).checkpoints, true, s.hasher);
+      if (!latest) throw ApplicationFailure.create({ ...FAILURES.NoValidCheckpoint, message: `no valid checkpoint at ${name} for ${runKey}${skipped.length ? `: ${skipped.map((k) => k.reason).join('; ')}` : ''}` });
+      const home = runDirs(config.home, runKey);
+      const copy = await copyCheckpoint(latest.path, home.checkpoints, { tag: Context.current().info.activityId });
+      return { path: copy.path, step: copy.step, copied: copy.copied, skipped };
+    },
+  };
+}
+
+export type RecoveryActivities = ReturnType<typeof createRecoveryActivities>;
+
+/** Health of a slurmrestd site: its ping endpoint answers. */
+export function slurmrestdHealth(client: { ping(): Promise<unknown> }): () => Promise<SiteHealth> {
+  return async () => {
+    await client.ping();
+    return { healthy: true, detail: 'slurmrestd ping ok' };
+  };
+}
+
+/** Health of a FirecREST system: /status/systems lists it with every service healthy, and its scheduler
+ *  answers (/status/{system}/partitions) — servicesHealth is refreshed only every probing interval. */
+export function firecrestHealth(client: { systems(): Promise<{ systems?: { name: string; servicesHealth?: { serviceType?: string; healthy?: boolean | null; message?: string | null }[] | null }[] }>; partitions(system: string): Promise<unknown> }, system: string): () => Promise<SiteHealth> {
+  return async () => {
+    const sys = (await client.systems()).systems?.find((s) => s.name === system);
+    if (!sys) return { healthy: false, detail: `FirecREST does not list system ${system}` };
+    const bad = (sys.servicesHealth ?? []).filter((h) => h.healthy === false);
+    if (bad.length) return { healthy: false, detail: bad.map((h) => `${h.serviceType}: ${h.message ?? 'unhealthy'}`).join('; ') };
+    try {
+      await client.partitions(system);
+    } catch (e) {
+      return { healthy: false, detail: `servicesHealth ok but the scheduler does not answer (${(e as Error).message})` };
+    }
+    return { healthy: true, detail: 'FirecREST servicesHealth ok, scheduler answers' };
+  };
+}
+
+/** Verification through FirecREST's checksum endpoint (SHA-256 computed at the site). */
+export function firecrestHasher(client: { checksum(system: string, path: string): Promise<{ algorithm?: string; checksum?: string } | undefined> }, system: string): Hasher {
+  return async (path) => {
+    const c = await client.checksum(system, path);
+    if (!c?.checksum) throw new Error(`FirecREST returned no checksum for ${path}`);
+    if (c.algorithm && !/sha-?256/i.test(c.algorithm)) throw new Error(`FirecREST checksum algorithm ${c.algorithm} is not SHA-256`);
+    return c.checksum;
+  };
+}
+
+export { sha256File };

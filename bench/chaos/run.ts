@@ -1,0 +1,309 @@
+// The chaos matrix (`npm run chaos [-- a,b,…]`, CHAOS_TRIALS=50 for row a): a real Temporal dev server,
+// two real Slurm sites (zurich via slurmrestd, lugano via the FirecREST gateway), Tandem workers as
+// separate processes under a supervisor that restarts them, and the failover pipeline with the built-in
+// trainer. Prints one table row per scenario:
+//   (a) SIGKILL the worker at random points      (d) 20% gateway faults for the whole run
+//   (b) zurich's daemons stopped mid-training    (e) both sites down: waits within the deadline, fails cleanly
+//   (c) corrupt newest checkpoint + NODE_FAIL    (f) the Temporal dev server restarted mid-run
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { startDevServer, freePort, type DevServer } from '../../workers/dev-server.js';
+import { TandemClient } from '../../sdk/client.js';
+import { validatePipelineSpec } from '../../spec/parse.js';
+import { runDirs } from '../../activities/index.js';
+import { listCheckpoints } from '../../backends/checkpoints.js';
+import { LocalServingBackend } from '../../backends/local-serving.js';
+import type { PipelineTuning } from '../../workflows/pipeline.js';
+import type { TimelineEntry } from '../../spec/status.js';
+import { startSite, type TestSite } from '../../test/recovery/sites.js';
+import { CLIENT } from '../../test/slurm/firecrest-bed.js';
+import type { SiteDescriptor } from './worker.js';
+
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+const WORKER = new URL('./worker.ts', import.meta.url).pathname;
+const only = (process.argv[2] ?? 'a,b,c,d,e,f').split(',');
+const TRIALS = Number(process.env.CHAOS_TRIALS ?? 50);
+const verbose = !!process.env.CHAOS_VERBOSE;
+
+interface Row {
+  row: string;
+  scenario: string;
+  trials: number;
+  completed: number;
+  duplicates: number;
+  leaked: number;
+  lostMax?: number;
+  seconds: number;
+  notes: string[];
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs: number, everyMs = 200): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+process.umask(0);
+const base = mkdtempSync(join(tmpdir(), 'tandem-chaos-'));
+const port = await freePort();
+const dbFile = join(base, 'temporal.db');
+let server: DevServer = await startDevServer({ dbFile, port, startTimeoutMs: 90_000 });
+const [zurich, lugano] = await Promise.all([startSite('zurich'), startSite('lugano', 'firecrest')]);
+const sites = [zurich, lugano];
+const descriptors: SiteDescriptor[] = sites.map((s) => ({
+  name: s.cluster.name,
+  api: s.gateway ? 'firecrest' : 'slurmrestd',
+  root: s.root,
+  workDir: s.cluster.workDir,
+  restSocket: s.cluster.restSocket,
+  ...s.firecrest,
+}));
+
+/** Workers as child processes, restarted by this supervisor whenever one dies. */
+class Supervisor {
+  child?: ChildProcess;
+  restarts = 0;
+  private stopped = false;
+  constructor(private readonly home: string, private readonly queue: string) {}
+  start(): void {
+    const child = spawn(process.execPath, ['--import', TSX, WORKER], {
+      env: { ...process.env, NODE_OPTIONS: '', TEMPORAL_ADDRESS: server.address, TANDEM_HOME: this.home, TANDEM_TASK_QUEUE: this.queue, TANDEM_CHAOS_SITES: JSON.stringify(descriptors), TANDEM_CHAOS_CLIENT_ID: CLIENT.clientId, TANDEM_CHAOS_CLIENT_SECRET: CLIENT.clientSecret },
+      stdio: ['ignore', verbose ? 'inherit' : 'ignore', verbose ? 'inherit' : 'ignore'],
+    });
+    this.child = child;
+    child.once('exit', () => {
+      if (this.stopped || this.child !== child) return;
+      this.restarts++;
+      setTimeout(() => !this.stopped && this.start(), 200);
+    });
+  }
+  kill(): void {
+    this.child?.kill('SIGKILL');
+  }
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const c = this.child;
+    if (c && c.exitCode === null && c.signalCode === null) {
+      c.kill('SIGTERM');
+      await new Promise<void>((r) => c.once('exit', () => r()));
+    }
+  }
+}
+
+const specFor = (steps: number, extra: { deadline?: string } = {}) => validatePipelineSpec({ name: 'chaos', retry: { initialInterval: '100ms' }, ...extra, stages: { preprocess: { runtime: 'local', samples: 200 }, train: { runtime: 'slurm', steps, checkpointEvery: 10, stepDelayMs: 100 }, deploy: { runtime: 'local' } } });
+
+async function jobsOf(site: TestSite, id: string): Promise<{ name: string; state: string }[]> {
+  const out = (await site.cluster.cli('squeue', ['-h', '-t', 'all', '-o', '%j %T']).catch(() => '')).trim();
+  return out ? out.split('\n').map((l) => l.split(' ')).map(([name, state]) => ({ name: name!, state: state! })).filter((j) => j.name.startsWith(`tandem-${id}-`)) : [];
+}
+
+/** Duplicate = the same job name twice at one site; leaked = a job of the run still queued or running. */
+async function audit(id: string): Promise<{ duplicates: number; leaked: number }> {
+  let duplicates = 0;
+  let leaked = 0;
+  for (const s of sites) {
+    const jobs = await jobsOf(s, id);
+    const names = jobs.map((j) => j.name);
+    duplicates += names.length - new Set(names).size;
+    leaked += jobs.filter((j) => /PENDING|RUNNING|COMPLETING|CONFIGURING/.test(j.state)).length;
+  }
+  return { duplicates, leaked };
+}
+
+const progressStep = (s: TestSite, job: string) => {
+  try {
+    return (JSON.parse(readFileSync(join(s.cluster.workDir, `${job}.progress.json`), 'utf8')) as { step: number }).step;
+  } catch {
+    return 0;
+  }
+};
+const lineage = (s: TestSite, id: string) => {
+  const f = join(runDirs(s.root, id).checkpoints, 'lineage.jsonl');
+  return existsSync(f) ? readFileSync(f, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { job: string; resumedFromStep: number }) : [];
+};
+
+interface Trial {
+  id: string;
+  tuning: PipelineTuning;
+  steps: number;
+  deadline?: string;
+  /** Chaos to inject once the run has started; may return lost steps. */
+  chaos?: (ctx: { id: string; sup: Supervisor; tandem: TandemClient }) => Promise<number | void>;
+  expectFailure?: boolean;
+}
+
+async function trial(t: Trial): Promise<{ ok: boolean; duplicates: number; leaked: number; lost?: number; note: string; timeline: TimelineEntry[] }> {
+  const home = mkdtempSync(join(base, `${t.id}-`));
+  const queue = `chaos-${t.id}`;
+  const sup = new Supervisor(home, queue);
+  sup.start();
+  const tandem = await TandemClient.connect({ address: server.address, taskQueue: queue });
+  let ok = false;
+  let note = '';
+  let lost: number | undefined;
+  let timeline: TimelineEntry[] = [];
+  try {
+    const h = await tandem.launch(specFor(t.steps, { deadline: t.deadline }), { id: t.id, tuning: t.tuning });
+    await waitFor('the worker to pick the run up', async () => ((await h.timeline()).length ? true : undefined), 60_000);
+    const l = t.chaos ? await t.chaos({ id: t.id, sup, tandem }) : undefined;
+    if (typeof l === 'number') lost = l;
+    try {
+      const r = await h.result();
+      ok = !t.expectFailure && r.checkpoint.step === t.steps;
+      note = `step ${r.checkpoint.step}`;
+    } catch (e) {
+      const st = await h.status();
+      const compensated = st.phase === 'failed';
+      ok = !!t.expectFailure && compensated;
+      note = `${st.phase}: ${String((e as Error).cause instanceof Error ? ((e as Error).cause as Error).message : (e as Error).message).slice(0, 120)}`;
+    }
+    timeline = await h.timeline().catch(() => []);
+  } finally {
+    await sup.stop();
+    const serving = new LocalServingBackend(home);
+    for (const d of serving.list()) await serving.undeploy(d.name).catch(() => undefined);
+    await tandem.close();
+  }
+  await sleep(1500); // let the sites settle what they were told
+  const a = await audit(t.id);
+  if (verbose) console.log(timeline.map((e) => `  ${e.kind} ${e.message}`).join('\n'));
+  return { ok, ...a, lost, note, timeline };
+}
+
+const fo = (over: Partial<NonNullable<PipelineTuning['failover']>> = {}): PipelineTuning => ({ heartbeatTimeoutMs: 3000, pollMaxMs: 500, failover: { sites: ['zurich', 'lugano'], graceMs: 8000, leaseTtlMs: 4000, waitIntervalMs: 3000, ...over } });
+const rows: Row[] = [];
+async function scenario(row: string, scenarioName: string, trials: Trial[]): Promise<void> {
+  if (!only.includes(row)) return;
+  const t0 = Date.now();
+  const r: Row = { row, scenario: scenarioName, trials: trials.length, completed: 0, duplicates: 0, leaked: 0, seconds: 0, notes: [] };
+  for (const t of trials) {
+    let res;
+    try {
+      res = await trial(t);
+    } catch (e) {
+      r.notes.push(`${t.id}: ${(e as Error).message}`);
+      continue;
+    }
+    if (res.ok) r.completed++;
+    else r.notes.push(`${t.id}: ${res.note}`);
+    r.duplicates += res.duplicates;
+    r.leaked += res.leaked;
+    if (res.lost !== undefined) r.lostMax = Math.max(r.lostMax ?? 0, res.lost);
+    if (row !== 'a') r.notes.push(res.note);
+    process.stderr.write(`(${row}) ${t.id}: ${res.ok ? 'ok' : 'NOT OK'} ${res.note} dup=${res.duplicates} leaked=${res.leaked}${res.lost !== undefined ? ` lost=${res.lost}` : ''}\n`);
+  }
+  r.seconds = Math.round((Date.now() - t0) / 1000);
+  rows.push(r);
+}
+
+/** Lost work after a failover: the old site's last trained step minus where the new job resumed. */
+function lostAfter(id: string, from: TestSite, to: TestSite): number {
+  const last = progressStep(from, `tandem-${id}-train-1`);
+  const resumed = lineage(to, id)[0]?.resumedFromStep ?? 0;
+  return last - resumed;
+}
+
+try {
+  // (a) SIGKILL the worker at a random point of the run (seeded), then let the supervisor restart it.
+  let seed = 12345;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  await scenario('a', 'SIGKILL worker at a random point', Array.from({ length: TRIALS }, (_, i) => ({
+    id: `chaos-a-${i}`,
+    steps: 30,
+    tuning: fo({ graceMs: 20_000, leaseTtlMs: 12_000 }),
+    chaos: async ({ sup }) => {
+      await sleep(500 + rand() * 9000);
+      sup.kill();
+    },
+  })));
+
+  // (b) zurich's daemons stopped mid-training: resume at lugano, lost work ≤ one interval.
+  await scenario('b', 'site outage (zurich daemons killed)', [{
+    id: 'chaos-b',
+    steps: 120,
+    tuning: fo(),
+    chaos: async ({ id }) => {
+      await waitFor('training at zurich', () => (progressStep(zurich, `tandem-${id}-train-1`) >= 35 ? true : undefined), 120_000);
+      await zurich.outage();
+      await waitFor('resumption at lugano', () => (lineage(lugano, id).length ? true : undefined), 120_000);
+      const lost = lostAfter(id, zurich, lugano);
+      await zurich.revive();
+      return lost;
+    },
+  }]);
+
+  // (c) corrupt newest checkpoint, then a real NODE_FAIL: the previous valid one is used at lugano.
+  await scenario('c', 'corrupt newest checkpoint + NODE_FAIL', [{
+    id: 'chaos-c',
+    steps: 100,
+    tuning: fo(),
+    chaos: async ({ id }) => {
+      await waitFor('training at zurich', () => (progressStep(zurich, `tandem-${id}-train-1`) >= 32 ? true : undefined), 120_000);
+      await zurich.cluster.cli('scontrol', ['update', `nodename=${zurich.cluster.node}`, 'state=down', 'reason=chaos']);
+      const newest = listCheckpoints(runDirs(zurich.root, id).checkpoints)[0]!;
+      const f = join(newest.path, 'weights.json');
+      writeFileSync(f, readFileSync(f, 'utf8').replace(/\d/, (d) => String((Number(d) + 1) % 10)));
+      await waitFor('resumption at lugano', () => (lineage(lugano, id).length ? true : undefined), 120_000);
+      await zurich.cluster.cli('scontrol', ['update', `nodename=${zurich.cluster.node}`, 'state=resume']).catch(() => undefined);
+      const resumed = lineage(lugano, id)[0]!.resumedFromStep;
+      if (resumed !== newest.step - 10) throw new Error(`resumed from ${resumed}, expected the previous valid ${newest.step - 10}`);
+      return lostAfter(id, zurich, lugano);
+    },
+  }]);
+
+  // (d) 20% gateway faults at lugano (FirecREST) for the whole run; lugano only.
+  await scenario('d', '20% FirecREST gateway faults, whole run', [{
+    id: 'chaos-d',
+    steps: 40,
+    tuning: fo({ sites: ['lugano'] }),
+    chaos: async () => {
+      lugano.gateway!.setFaults({ rate: 0.2, kinds: ['500', '502', '503', '429', '408', 'drop', 'slow'], retryAfterS: 0, slowMs: 300, seed: 7 });
+    },
+  }]);
+  lugano.gateway?.setFaults(undefined);
+
+  // (e) both sites down during training: waits for a healthy site within the deadline, then fails cleanly.
+  await scenario('e', 'both sites down', [{
+    id: 'chaos-e',
+    steps: 400,
+    deadline: new Date(Date.now() + 10 * 60_000).toISOString(),
+    tuning: fo({ maxWaitMs: 20_000 }),
+    expectFailure: true,
+    chaos: async ({ id }) => {
+      await waitFor('training at zurich', () => (progressStep(zurich, `tandem-${id}-train-1`) >= 15 ? true : undefined), 120_000);
+      await Promise.all([zurich.outage(), lugano.outage()]);
+      return undefined; // both are revived after the run, so the audit sees what they did with the old job
+    },
+  }]);
+  if (only.includes('e')) await Promise.all([zurich.revive(), lugano.revive()]);
+
+  // (f) the Temporal dev server stopped and restarted (same database, same port) during training.
+  await scenario('f', 'Temporal dev server restarted', [{
+    id: 'chaos-f',
+    steps: 80,
+    tuning: fo(),
+    chaos: async ({ id }) => {
+      await waitFor('training at zurich', () => (progressStep(zurich, `tandem-${id}-train-1`) >= 20 ? true : undefined), 120_000);
+      await server.stop();
+      await sleep(2000);
+      server = await startDevServer({ dbFile, port, startTimeoutMs: 90_000 });
+    },
+  }]);
+} finally {
+  console.log('\n| | scenario | trials | completed | duplicate jobs | leaked jobs | lost steps (max; interval 10) | time | notes |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const r of rows) console.log(`| (${r.row}) | ${r.scenario} | ${r.trials} | ${r.completed}/${r.trials} | ${r.duplicates} | ${r.leaked} | ${r.lostMax ?? '–'} | ${r.seconds}s | ${r.notes.slice(0, 3).join('; ').replace(/\|/g, '/').replace(/\n/g, ' ')} |`);
+  await lugano.gateway?.close();
+  await Promise.all([zurich.cluster.down().catch(() => undefined), lugano.cluster.down().catch(() => undefined)]);
+  await server.stop();
+  rmSync(base, { recursive: true, force: true });
+}

@@ -1,0 +1,75 @@
+// The checkpoint catalog's recovery parts on a real filesystem: retention keep-last-K-and-every-Nth,
+// copies verified after the copy, a failed or crashed copy removed, and the corrupt newest one skipped.
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { applyRetention, copyCheckpoint, latestValidCheckpoint, listCheckpoints, retained, stepDirName, writeCheckpoint, COPY_PREFIX } from '../../backends/checkpoints.js';
+import { tempDir } from '../helpers.js';
+
+const meta = { job: 'j', site: 'zurich' };
+function fill(root: string, steps: number[]): void {
+  for (const s of steps) writeCheckpoint(root, s, { 'weights.json': JSON.stringify({ w: [s, s / 2], b: s }) }, meta);
+}
+
+test('retention keeps the newest K and every Nth step, and never the protected one', () => {
+  const root = tempDir('ret');
+  fill(root, [10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110]);
+  const removed = applyRetention(root, 2, join(root, stepDirName(30)), 50);
+  expect(listCheckpoints(root).map((c) => c.step)).toEqual([110, 100, 50, 30]);
+  expect(removed.map((p) => Number(/(\d+)$/.exec(p)![1])).sort((a, b) => a - b)).toEqual([10, 20, 40, 60, 70, 80, 90]);
+  // Without everyNth it is the old keep-last-K rule.
+  expect([0, 1, 2].map((i) => retained(50, i, 2))).toEqual([true, true, false]);
+  expect(retained(40, 7, 2, 20)).toBe(true);
+  expect(retained(30, 7, 2, 20)).toBe(false);
+});
+
+test('a copy is verified after it lands and becomes visible only then', async () => {
+  const src = tempDir('src');
+  const dst = tempDir('dst');
+  fill(src, [10, 20]);
+  const r = await copyCheckpoint(join(src, stepDirName(20)), dst);
+  expect(r).toMatchObject({ step: 20, copied: true });
+  expect(r.bytes).toBeGreaterThan(0);
+  expect((await latestValidCheckpoint(dst)).latest?.step).toBe(20);
+  // A second copy of the same step finds a valid copy there and copies nothing.
+  expect(await copyCheckpoint(join(src, stepDirName(20)), dst)).toMatchObject({ copied: false, bytes: 0 });
+});
+
+test('a transfer that corrupts a file fails verification and leaves nothing behind', async () => {
+  const src = tempDir('src');
+  const dst = tempDir('dst');
+  fill(src, [10]);
+  // The bytes are damaged in transit (after they were written at the destination).
+  const damage = (name: string) => {
+    const tmp = readdirSync(dst).find((n) => n.startsWith(COPY_PREFIX))!;
+    const f = join(dst, tmp, name);
+    writeFileSync(f, readFileSync(f, 'utf8').replace('1', '7'));
+  };
+  await expect(copyCheckpoint(join(src, stepDirName(10)), dst, { onFile: damage })).rejects.toThrow(/failed verification .*sha256/);
+  expect(readdirSync(dst)).toEqual([]);
+});
+
+test('a copy interrupted half-way is removed, and a crashed one is cleaned by the next copy', async () => {
+  const src = tempDir('src');
+  const dst = tempDir('dst');
+  writeCheckpoint(src, 10, { 'a.json': '{"a":1}', 'b.json': '{"b":2}' }, meta);
+  let n = 0;
+  await expect(copyCheckpoint(join(src, stepDirName(10)), dst, { onFile: () => { if (++n === 1) throw new Error('link dropped'); } })).rejects.toThrow('link dropped');
+  expect(readdirSync(dst)).toEqual([]);
+  // A worker that crashed mid-copy left a hidden directory: invisible to the catalog, removed next time.
+  mkdirSync(join(dst, `${COPY_PREFIX}step-00000010-999`));
+  writeFileSync(join(dst, `${COPY_PREFIX}step-00000010-999`, 'a.json'), '{"a"');
+  expect(listCheckpoints(dst)).toEqual([]);
+  await copyCheckpoint(join(src, stepDirName(10)), dst);
+  expect(readdirSync(dst)).toEqual([stepDirName(10)]);
+});
+
+test('a corrupt source is refused; the newest valid one is what a restore takes', async () => {
+  const src = tempDir('src');
+  fill(src, [10, 20, 30]);
+  writeFileSync(join(src, stepDirName(30), 'weights.json'), '{"w":[0,0],"b":0}  ');
+  await expect(copyCheckpoint(join(src, stepDirName(30)), tempDir('dst'))).rejects.toThrow(/is not valid: weights.json has \d+ bytes/);
+  const { latest, skipped } = await latestValidCheckpoint(src);
+  expect(latest?.step).toBe(20);
+  expect(skipped).toEqual([{ path: join(src, stepDirName(30)), reason: expect.stringMatching(/weights.json has \d+ bytes, manifest says \d+/) }]);
+  expect(existsSync(join(src, stepDirName(20)))).toBe(true);
+});
