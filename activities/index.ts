@@ -54,7 +54,7 @@ export function createActivities(config: ActivityConfig) {
     ...createPlacementActivities(config.inventorySources ?? [localMachineSource()]),
 
     async submitJob(input: SubmitJobInput): Promise<JobRef> {
-      const backend = resolveBackend(backends, input.runtime, input.stage);
+      const backend = resolveBackend(backends, input.runtime, input.stage, input.site);
       const dirs = runDirs(config.home, input.runId);
       mkdirSync(dirs.data, { recursive: true });
       mkdirSync(dirs.checkpoints, { recursive: true });

@@ -8,7 +8,17 @@ import type { JobBackend } from '../backends/types.js';
 
 export type BackendMap = Partial<Record<Exclude<Runtime, 'auto'>, JobBackend>>;
 
-export function resolveBackend(backends: BackendMap, runtime: Runtime, stage: string): JobBackend {
+/** The site a backend runs jobs at (Slurm and Kubernetes backends name theirs; local is "local"). */
+function siteOf(b: JobBackend): string {
+  return (b as { site?: string }).site ?? b.runtime;
+}
+
+export function resolveBackend(backends: BackendMap, runtime: Runtime, stage: string, site?: string): JobBackend {
+  if (runtime === 'auto' && site) {
+    // Placement chose a site: the backend that runs jobs there (else the usual preference below).
+    const chosen = Object.values(backends).find((b) => b && siteOf(b) === site);
+    if (chosen) return chosen;
+  }
   if (runtime === 'auto') {
     const chosen = backends.slurm ?? backends.kubernetes ?? backends.local;
     if (chosen) return chosen;

@@ -9,6 +9,8 @@ export interface SubmitJobInput {
   stage: 'preprocess' | 'train';
   name: string;
   runtime: Runtime;
+  /** For runtime auto: the site placement chose; its backend runs the job. */
+  site?: string;
   command?: string[];
   env?: Record<string, string>;
   resources: Resources;

@@ -133,7 +133,7 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
 
   /** Asks the placement engine where the job fits (recorded in history and the timeline); a job no
    *  site can ever run fails here, before anything is submitted. */
-  async function place(stage: 'preprocess' | 'train', name: string, attempt: number): Promise<void> {
+  async function place(stage: 'preprocess' | 'train', name: string, attempt: number): Promise<string | undefined> {
     const r = spec.stages[stage].resources;
     const { decision, unavailable } = await short.placeJob({
       job: {
@@ -153,6 +153,7 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
     const where = 'placement' in decision && decision.placement ? ` on ${decision.placement.site}/${decision.placement.cluster}/${decision.placement.partition}` : '';
     record({ kind: 'placement', stage, attempt, site: 'placement' in decision ? decision.placement?.site : undefined, message: `${decision.kind}${where}: ${decision.explanation}${unavailable.length ? ` (unobserved: ${unavailable.map((u) => u.source).join(', ')})` : ''}` });
     if (decision.kind === 'reject') throw ApplicationFailure.create({ type: 'PlacementRejected', nonRetryable: true, message: `no configured site can run the ${stage} stage: ${decision.explanation}` });
+    return 'placement' in decision ? decision.placement?.site : undefined;
   }
 
   /** Submit → await → classify, with job-level retries per the stage's policy. */
@@ -178,8 +179,8 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
     for (let attempt = 1; ; attempt++) {
       st.attempts = attempt;
       const name = jobName(workflowId, stage, attempt);
-      if (cfg.runtime === 'auto' && patched(PATCHES.placement)) await place(stage, name, attempt);
-      const ref = await short.submitJob({ runId: runKey, stage, name, runtime: cfg.runtime, command: cfg.command, env: cfg.env, resources: cfg.resources, params, kubernetes: cfg.kubernetes });
+      const site = cfg.runtime === 'auto' && patched(PATCHES.placement) ? await place(stage, name, attempt) : undefined;
+      const ref = await short.submitJob({ runId: runKey, stage, name, runtime: cfg.runtime, site, command: cfg.command, env: cfg.env, resources: cfg.resources, params, kubernetes: cfg.kubernetes });
       Object.assign(st, { jobId: ref.jobId, runtime: ref.runtime, site: ref.site, status: 'running' });
       if (patched(PATCHES.searchAttributes)) upsertSearchAttributes([{ key: SA_SITE, value: ref.site }]);
       record({ kind: ref.adopted ? 'job-adopted' : 'job-submitted', stage, attempt, jobId: ref.jobId, runtime: ref.runtime, site: ref.site, message: `${ref.adopted ? 'adopted existing' : 'submitted'} ${ref.runtime} job ${ref.jobId}` });
