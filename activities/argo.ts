@@ -14,7 +14,8 @@ import { accessSync, chmodSync, constants, cpSync, existsSync, mkdirSync, readFi
 import { createHash } from 'node:crypto';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { LocalJobBackend, readTail } from '../backends/local-jobs.js';
-import type { HttpInput, HttpResult, NodeOutputs, RunPodInput, RunPodResult } from '../workflows/argo/types.js';
+import type { HttpInput, HttpResult, NodeOutputs, ResourceInput, ResourceResult, RunPodInput, RunPodResult } from '../workflows/argo/types.js';
+import { conditionHolds, jqPath, kubectlJsonPath, type ArgoKubernetes, type KObject } from './argo-resource.js';
 
 /** Where a pod runs. Slurm and Kubernetes targets are provided by their backends when configured. */
 export interface ExecutionTarget {
@@ -26,8 +27,13 @@ export interface ArgoActivityConfig {
   home: string;
   /** Extra targets (slurm, kubernetes) keyed by name. */
   targets?: Partial<Record<RunPodInput['target'], ExecutionTarget>>;
-  /** Applies/gets Kubernetes resources for `resource` templates, when a Kubernetes backend exists. */
-  kubernetes?: { apply(manifest: string, action: string): Promise<Record<string, string>> };
+  /** Performs `resource` templates' actions (and reads semaphore ConfigMaps) when a cluster is configured. */
+  kubernetes?: ArgoKubernetes;
+  /**
+   * Local ConfigMap store for semaphore limits: <dir>/<configMap>/<key> files; <home>/argo/configmaps
+   * by default. With `kubernetes` configured the ConfigMap is read from the cluster instead.
+   */
+  configMapsDir?: string;
   /** Local secret store: <dir>/<secret>/<key> files (Kubernetes Secrets stand-in). */
   secretsDir?: string;
   pollInitialMs?: number;
@@ -347,9 +353,72 @@ export function createArgoActivities(config: ArgoActivityConfig) {
       return { statusCode: res.status, body: await res.text(), headers: Object.fromEntries(res.headers.entries()) };
     },
 
-    async argoResource(input: { manifest: string; action: string }): Promise<{ parameters: Record<string, string> }> {
-      if (!config.kubernetes) throw unavailable('resource templates need a Kubernetes backend, and none is configured on this worker');
-      return { parameters: await config.kubernetes.apply(input.manifest, input.action) };
+    /** A semaphore's limit: the integer in its ConfigMap key (Argo re-reads it on every acquire). */
+    async argoSyncLimit(input: { namespace: string; configMap: string; key: string }): Promise<number> {
+      const where = `ConfigMap ${input.namespace}/${input.configMap} key ${input.key}`;
+      let text: string | undefined;
+      if (config.kubernetes?.configMapValue) text = await config.kubernetes.configMapValue(input.namespace, input.configMap, input.key);
+      else {
+        if (![input.configMap, input.key].every((p) => /^[A-Za-z0-9._-]+$/.test(p) && p !== '.' && p !== '..')) throw ApplicationFailure.create({ type: 'InvalidRequest', nonRetryable: true, message: `${where}: not a valid name` });
+        const file = join(config.configMapsDir ?? join(config.home, 'argo', 'configmaps'), input.configMap, input.key);
+        if (existsSync(file)) text = readFileSync(file, 'utf8');
+      }
+      if (text === undefined) throw ApplicationFailure.create({ type: 'InvalidRequest', nonRetryable: true, message: `semaphore limit: ${where} does not exist` });
+      const n = Number(text.trim());
+      if (!Number.isInteger(n) || n < 0) throw ApplicationFailure.create({ type: 'InvalidRequest', nonRetryable: true, message: `semaphore limit: ${where} is ${JSON.stringify(text.trim())}, not a whole number` });
+      return n;
+    },
+
+    /**
+     * A `resource` template: the action on the manifest, then (with success/failureCondition) the
+     * object is watched by polling until one holds; output parameters come from the final object.
+     */
+    async argoResource(input: ResourceInput): Promise<ResourceResult> {
+      const k8s = config.kubernetes;
+      if (!k8s) throw unavailable('resource templates need a Kubernetes backend, and none is configured on this worker');
+      const ctx = Context.current();
+      let obj: KObject | undefined;
+      try {
+        obj = await k8s.apply(input.manifest, input.action, { namespace: input.namespace, mergeStrategy: input.mergeStrategy, flags: input.flags });
+      } catch (e) {
+        const err = e as Error & { code?: number; transient?: boolean };
+        // API refusals (invalid object, already exists, forbidden…) are the template's failure; an
+        // unreachable or overloaded API server is retried by the activity's policy.
+        if (err.transient) throw e;
+        return { phase: 'Failed', message: err.message, parameters: {} };
+      }
+      const meta = (obj?.metadata ?? {}) as { name?: string; namespace?: string };
+      const ref = obj ? { apiVersion: String(obj.apiVersion), kind: String(obj.kind), namespace: meta.namespace, name: String(meta.name) } : undefined;
+      if (ref && (input.successCondition || input.failureCondition) && input.action !== 'delete') {
+        let delay = config.pollInitialMs ?? 50;
+        for (;;) {
+          if (input.failureCondition && conditionHolds(obj!, input.failureCondition)) {
+            return { phase: 'Failed', message: `failure condition '${input.failureCondition}' met for ${ref.kind} ${ref.name}`, parameters: outputsOf(obj!), resourceName: `${ref.kind.toLowerCase()}/${ref.name}` };
+          }
+          if (!input.successCondition || conditionHolds(obj!, input.successCondition)) break;
+          ctx.heartbeat({ waiting: `${ref.kind}/${ref.name}` });
+          await ctx.sleep(delay);
+          delay = Math.min(delay * 2, config.pollMaxMs ?? 1000);
+          const next = await k8s.get(ref);
+          if (!next) return { phase: 'Failed', message: `${ref.kind} ${ref.name} was deleted before its success condition held`, parameters: {} };
+          obj = next;
+        }
+      }
+      return { phase: 'Succeeded', parameters: obj ? outputsOf(obj) : {}, resourceName: ref ? `${ref.kind.toLowerCase()}/${ref.name}` : undefined };
+
+      function outputsOf(o: KObject): Record<string, string> {
+        const out: Record<string, string> = {};
+        for (const p of input.outputParameters ?? []) {
+          try {
+            if (p.jsonPath !== undefined) out[p.name] = kubectlJsonPath(o, p.jsonPath);
+            else if (p.jqFilter !== undefined) out[p.name] = jqPath(o, p.jqFilter);
+          } catch (e) {
+            if (p.default === undefined) throw ApplicationFailure.create({ type: 'InvalidRequest', nonRetryable: true, message: `output parameter ${p.name}: ${(e as Error).message}` });
+          }
+          if (out[p.name] === undefined && p.default !== undefined) out[p.name] = p.default;
+        }
+        return out;
+      }
     },
   };
 }

@@ -38,8 +38,19 @@ export function whyNotRunnable(spec: Json): string | undefined {
   }
   if (spec.artifactRepositoryRef) return 'needs a configured artifact repository';
   for (const p of arr((spec.arguments as Json | undefined)?.parameters)) if ((p.valueFrom as Json | undefined)?.configMapKeyRef) return `workflow parameter ${String(p.name)} comes from a Kubernetes ConfigMap`;
+  const semaphoreCm = (sync: unknown): string | undefined => {
+    const s = (sync ?? {}) as Json;
+    const sem = [...(s.semaphore ? [s.semaphore as Json] : []), ...arr(s.semaphores)].find((x) => x.configMapKeyRef || x.database);
+    if (!sem) return undefined;
+    const ref = sem.configMapKeyRef as Json | undefined;
+    return ref ? `its semaphore limit comes from the Kubernetes ConfigMap ${String(ref.name)} (key ${String(ref.key)})` : 'its semaphore lives in a synchronization database';
+  };
+  const wfSem = semaphoreCm(spec.synchronization);
+  if (wfSem) return `synchronization: ${wfSem}`;
   for (const t of reachableTemplates(spec)) {
     const name = String(t.name);
+    const sem = semaphoreCm(t.synchronization);
+    if (sem) return `templates.${name}: ${sem}`;
     if (t.resource) return `templates.${name}: resource template needs Kubernetes`;
     if (t.http) return `templates.${name}: http template needs the network`;
     if (t.containerSet) return `templates.${name}: containerSet needs Kubernetes`;

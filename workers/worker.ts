@@ -18,6 +18,7 @@ import { createKubernetesActivities } from '../activities/kubernetes.js';
 import { KubeClients } from '../backends/kubernetes/client.js';
 import { KubernetesJobBackend } from '../backends/kubernetes/jobs.js';
 import { KubernetesServingBackend } from '../backends/kubernetes/serving.js';
+import { KubernetesResources } from '../backends/kubernetes/resources.js';
 
 export const TASK_QUEUE = 'tandem';
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -86,7 +87,7 @@ export function tandemActivities(opts: ActivityConfig, env: NodeJS.ProcessEnv = 
   return {
     ...createActivities({ ...opts, backends, inventorySources }),
     // Failover between Slurm sites, used by pipelines launched with tuning.failover.
-    ...createRecoveryActivities({ home: opts.home, sites: opts.recoverySites ?? [] }), ...createArgoActivities({ home: opts.home, targets: argoTargets }), ...k8sActivities, ...createMigrationActivities({ home: opts.home, sites: { ...slurmSites(opts.home, env), ...kubernetesSites(env) } }) };
+    ...createRecoveryActivities({ home: opts.home, sites: opts.recoverySites ?? [] }), ...createArgoActivities({ home: opts.home, targets: argoTargets, kubernetes: k8s ? new KubernetesResources(k8s) : undefined }), ...k8sActivities, ...createMigrationActivities({ home: opts.home, sites: { ...slurmSites(opts.home, env), ...kubernetesSites(env) } }) };
 }
 
 /**

@@ -2,5 +2,5 @@ export { hybridPipeline, statusQuery, timelineQuery, jobName } from './pipeline.
 export type { HybridPipelineInput, PipelineTuning } from './pipeline.js';
 export { quotaLedger, admitUpdate, releaseUpdate, usageQuery } from './ledger.js';
 export type { LedgerInput, AdmitRequest } from './ledger.js';
-export { argoWorkflow, argoStatusQuery, argoResumeSignal, argoStopSignal } from './argo/index.js';
+export { argoWorkflow, argoStatusQuery, argoResumeSignal, argoStopSignal, argoLock } from './argo/index.js';
 export { stagedMigration, migrationPhase1, migrationPhase2, migrationPhase3, migrationStatusQuery, approveSignal, pauseSignal, resumeSignal, rollbackUpdate } from './migration.js';

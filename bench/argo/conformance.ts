@@ -53,6 +53,8 @@ const EXCLUDED: Record<string, string> = {
   'template-defaults.yaml': 'random outcome: random.choice([0, 1, 1]) with 3 attempts (marked expected-failure: "requires interaction")',
 };
 const DURATION_TIMEOUT_MS = Number(process.env.ARGO_DURATION_TIMEOUT_MS ?? 180_000);
+// Examples whose steps hold one mutex in turn: they take the sum of their sleeps (~250 s), as on Argo.
+const SERIALISED = new Set(['synchronization-mutex-tmpl-level.yaml', 'synchronization-db-mutex-tmpl-level.yaml']);
 interface Case { file: string; doc: Json; expected: 'Succeeded' | 'Failed'; why?: string; timeoutMs: number }
 const runnable: Case[] = [];
 const notRunnable: { file: string; reason: string }[] = [];
@@ -81,7 +83,7 @@ for (const l of accepted) {
         doc: d.value,
         expected: override?.phase ?? (noTest === 'expected-failure' ? 'Failed' : 'Succeeded'),
         why: override ? override.why : noTest === 'expected-failure' ? 'marked expected-failure' : undefined,
-        timeoutMs: noTest === 'duration' ? DURATION_TIMEOUT_MS : RUN_TIMEOUT_MS,
+        timeoutMs: noTest === 'duration' || SERIALISED.has(rel) ? DURATION_TIMEOUT_MS * (SERIALISED.has(rel) ? 2 : 1) : RUN_TIMEOUT_MS,
       });
     }
   }

@@ -2,25 +2,27 @@
 // ArgoClient bound to its task queue: one per test file.
 import { join } from 'node:path';
 import { NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
-import { createArgoActivities } from '../../activities/argo.js';
+import { createArgoActivities, type ArgoActivityConfig } from '../../activities/argo.js';
 import { ArgoClient } from '../../argo/client.js';
 import { address, tempDir, uniqueQueue } from '../helpers.js';
 
 const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
 
-export async function startArgoHarness(name: string): Promise<{ client: ArgoClient; stop: () => Promise<void> }> {
+export async function startArgoHarness(name: string, config: Partial<ArgoActivityConfig> = {}): Promise<{ client: ArgoClient; home: string; stop: () => Promise<void> }> {
   const taskQueue = uniqueQueue(name);
+  const home = tempDir(`${name}-home`);
   const connection = await NativeConnection.connect({ address: address() });
   const worker = await Worker.create({
     connection,
     taskQueue,
     workflowBundle: await bundleWorkflowCode({ workflowsPath: join(process.cwd(), 'workflows/argo/index.ts'), logger: quiet }),
-    activities: createArgoActivities({ home: tempDir(`${name}-home`), pollInitialMs: 20, pollMaxMs: 200 }),
+    activities: createArgoActivities({ home, pollInitialMs: 20, pollMaxMs: 200, ...config }),
   });
   const running = worker.run();
   const client = await ArgoClient.connect({ address: address(), taskQueue });
   return {
     client,
+    home,
     stop: async () => {
       await client.close();
       worker.shutdown();

@@ -5,14 +5,18 @@
 import {
   ApplicationFailure,
   CancellationScope,
+  ChildWorkflowCancellationType,
   condition,
   defineQuery,
   defineSignal,
+  getExternalWorkflowHandle,
   isCancellation,
+  ParentClosePolicy,
   patched,
   proxyActivities,
   setHandler,
   sleep,
+  startChild,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { createArgoActivities } from '../../activities/argo.js';
@@ -20,13 +24,14 @@ import { parseDuration } from '../../spec/duration.js';
 import { dependsOf, evaluateDepends, parseDepends, type TaskResult } from './depends.js';
 import { evaluateExpr } from './expr.js';
 import { evaluateWhen } from './govaluate.js';
+import { argoLock, lockAcquireSignal, lockGrantedSignal, lockReleaseSignal, type LockRequest } from './lock.js';
 import { scopeEnv, stringify, substitute, substituteDeep, type Scope } from './tags.js';
 import type { ArgoNode, ArgoRunInput, ArgoStatus, Json, NodeOutputs, Phase, RunPodInput } from './types.js';
 
 type Activities = ReturnType<typeof createArgoActivities>;
 
 /** patched() ids of the interpreter: runs recorded before a change replay without it. */
-export const ARGO_PATCHES = { memoize: 'argo-memoize' } as const;
+export const ARGO_PATCHES = { memoize: 'argo-memoize', sync: 'argo-sync' } as const;
 
 export const argoStatusQuery = defineQuery<ArgoStatus>('argo.status');
 /** Resumes suspended nodes (all, or those whose name contains `node`), optionally supplying outputs. */
@@ -74,6 +79,47 @@ class Semaphore {
 
 class UserError extends Error {}
 
+/** One lock a `synchronization` block names: its lock workflow id and how to read its limit. */
+export interface LockRef {
+  id: string;
+  /** Argo's name for it: `<ns>/Mutex/<name>` or `<ns>/ConfigMap/<configMap>/<key>`. */
+  label: string;
+  kind: 'mutex' | 'semaphore';
+  namespace: string;
+  configMap?: string;
+  key?: string;
+}
+
+/**
+ * The locks of a (substituted) `synchronization` block, sorted by id so that two holders needing
+ * the same locks always take them in the same order (no lock-order deadlock). `mutex`/`semaphore`
+ * (Argo ≤ 3.5) and `mutexes`/`semaphores` (3.6+) are both read; a `database` mutex is the same
+ * namespace-wide mutex here (Tandem's locks are already shared by every worker of the namespace).
+ */
+export function syncLocks(sync: Json | undefined, namespace: string): LockRef[] {
+  if (!sync) return [];
+  const out = new Map<string, LockRef>();
+  const one = (v: unknown): Json[] => (v && typeof v === 'object' && !Array.isArray(v) ? [v as Json] : []);
+  for (const m of [...one(sync.mutex), ...arr(sync.mutexes)]) {
+    if (typeof m.name !== 'string' || !m.name) throw new UserError('synchronization: a mutex needs a name');
+    const ns = typeof m.namespace === 'string' && m.namespace ? m.namespace : namespace;
+    const id = `argo-sync-${ns}-mutex-${m.name}`;
+    out.set(id, { id, label: `${ns}/Mutex/${m.name}`, kind: 'mutex', namespace: ns });
+  }
+  for (const s of [...one(sync.semaphore), ...arr(sync.semaphores)]) {
+    const ref = s.configMapKeyRef as Json | undefined;
+    if (!ref) {
+      if (s.database) throw new UserError("synchronization: database semaphores need Argo's synchronization database, which Tandem does not have; use a configMapKeyRef semaphore");
+      throw new UserError('synchronization: a semaphore needs a configMapKeyRef');
+    }
+    if (typeof ref.name !== 'string' || typeof ref.key !== 'string') throw new UserError('synchronization: semaphore configMapKeyRef needs name and key');
+    const ns = typeof s.namespace === 'string' && s.namespace ? s.namespace : namespace;
+    const id = `argo-sync-${ns}-semaphore-${ref.name}/${ref.key}`;
+    out.set(id, { id, label: `${ns}/ConfigMap/${ref.name}/${ref.key}`, kind: 'semaphore', namespace: ns, configMap: ref.name, key: ref.key });
+  }
+  return [...out.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
 export async function argoWorkflow(input: ArgoRunInput): Promise<ArgoStatus> {
   const { spec } = input;
   const info = workflowInfo();
@@ -111,6 +157,9 @@ export async function argoWorkflow(input: ArgoRunInput): Promise<ArgoStatus> {
     s: String(Math.floor(created.getTime() / 1000)), RFC3339: status.startedAt.replace(/\.\d+Z$/, 'Z'),
   };
   for (const [k, v] of Object.entries(ts)) global[`workflow.creationTimestamp.${k}`] = v;
+  // A run started by a Schedule (CronWorkflow): the time it was scheduled for, as Argo sets it.
+  const scheduled = (info.searchAttributes?.TemporalScheduledStartTime as unknown[] | undefined)?.[0];
+  if (scheduled !== undefined) global['workflow.scheduledTime'] = new Date(scheduled as string).toISOString().replace(/\.\d+Z$/, 'Z');
   for (const [k, v] of Object.entries(input.labels ?? {})) global[`workflow.labels.${k}`] = v;
   for (const [k, v] of Object.entries(input.annotations ?? {})) global[`workflow.annotations.${k}`] = v;
   global['workflow.labels.json'] = JSON.stringify(input.labels ?? {});
@@ -123,6 +172,76 @@ export async function argoWorkflow(input: ArgoRunInput): Promise<ArgoStatus> {
   global['workflow.parameters.json'] = JSON.stringify(wfParams.map((p) => ({ name: p.name, value: global[`workflow.parameters.${String(p.name)}`] })));
   const wfArtifacts: Record<string, Json> = Object.fromEntries(arr((spec.arguments as Json | undefined)?.artifacts).map((a) => [String(a.name), a]));
   const workflowParallelism = new Semaphore(Number(spec.parallelism ?? 0));
+
+  // ---- synchronization: mutexes and semaphores shared across workflows (workflows/argo/lock.ts) -----
+  const granted = new Set<string>();
+  setHandler(lockGrantedSignal, ({ lock, key }) => void granted.add(`${lock}|${key}`));
+
+  /** Puts `req` in the lock's queue: signals the running lock, or starts it with `req` queued. */
+  async function sendAcquire(lock: LockRef, req: LockRequest): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      // Another run started the lock just before us (signal it at once), or it keeps completing
+      // between our signal and our start (back off).
+      if (attempt > 1) await sleep(Math.min(50 * 2 ** (attempt - 2), 5000));
+      try {
+        await getExternalWorkflowHandle(lock.id).signal(lockAcquireSignal, req);
+        return;
+      } catch (e) {
+        if (isCancellation(e)) throw e;
+      }
+      try {
+        await startChild(argoLock, {
+          workflowId: lock.id,
+          args: [{ id: lock.id, limit: req.limit, holders: [], queue: [req] }],
+          // The lock outlives whichever run happened to start it.
+          parentClosePolicy: ParentClosePolicy.ABANDON,
+          cancellationType: ChildWorkflowCancellationType.ABANDON,
+          memo: { argoLock: lock.label },
+        });
+        return;
+      } catch (e) {
+        if (isCancellation(e) || (e as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw e;
+      }
+    }
+  }
+
+  async function releaseLocks(held: LockRef[], key: string): Promise<void> {
+    await CancellationScope.nonCancellable(async () => {
+      for (const l of held) {
+        try {
+          await getExternalWorkflowHandle(l.id).signal(lockReleaseSignal, { key });
+        } catch (e) {
+          // The lock is gone: nothing is held there any more.
+          void e;
+        }
+        granted.delete(`${l.id}|${key}`);
+      }
+    });
+  }
+
+  /**
+   * Takes every lock in order, waiting (Pending, with Argo's message) until each is granted. On any
+   * failure or cancellation the locks already taken or queued for are released before rethrowing.
+   */
+  async function acquireLocks(locks: LockRef[], key: string, holder: string, waiting: (msg?: string) => void): Promise<LockRef[]> {
+    const held: LockRef[] = [];
+    try {
+      for (const l of locks) {
+        const limit = l.kind === 'mutex' ? 1 : await acts.argoSyncLimit({ namespace: l.namespace, configMap: l.configMap!, key: l.key! });
+        held.push(l);
+        await CancellationScope.nonCancellable(() => sendAcquire(l, { key, workflowId: info.workflowId, runId: info.runId, limit, holder }));
+        if (!granted.has(`${l.id}|${key}`)) {
+          waiting(`Waiting for ${l.label} lock. Lock limit: ${limit}`);
+          await condition(() => granted.has(`${l.id}|${key}`));
+        }
+      }
+      waiting(undefined);
+      return held;
+    } catch (e) {
+      await releaseLocks(held, key);
+      throw e;
+    }
+  }
 
   // ---- node bookkeeping -------------------------------------------------------------------------
   function newNode(n: Omit<ArgoNode, 'id' | 'children' | 'phase' | 'startedAt'> & { phase?: Phase }): ArgoNode {
@@ -645,6 +764,40 @@ export async function argoWorkflow(input: ArgoRunInput): Promise<ArgoStatus> {
       if (!(e instanceof UserError)) throw e;
       return finish(node, 'Error', e.message);
     }
+    const sync = tmpl.synchronization as Json | undefined;
+    if (!sync || !patched(ARGO_PATCHES.sync)) return runBody(tmpl, node, bound, attempt);
+    // Template-level synchronization: the node waits (Pending) for its locks, holds them while it
+    // runs, and releases them however it ends.
+    let locks: LockRef[];
+    try {
+      locks = syncLocks(substituteDeep(sync, bound.scope), input.namespace ?? 'default');
+    } catch (e) {
+      if (!(e instanceof UserError)) throw e;
+      return finish(node, 'Error', e.message);
+    }
+    const key = `${info.workflowId}/${info.runId}/${node.id}`;
+    let held: LockRef[];
+    try {
+      held = await acquireLocks(locks, key, `${input.name}/${node.name}`, (msg) => {
+        node.phase = msg ? 'Pending' : 'Running';
+        if (msg) node.message = msg;
+        else delete node.message;
+      });
+    } catch (e) {
+      if (isCancellation(e)) {
+        finish(node, 'Failed', stopMessage ?? 'cancelled');
+        throw e;
+      }
+      return finish(node, 'Error', activityMessage(e));
+    }
+    try {
+      return await runBody(tmpl, node, bound, attempt);
+    } finally {
+      await releaseLocks(held, key);
+    }
+  }
+
+  async function runBody(tmpl: Json, node: ArgoNode, bound: ReturnType<typeof bindInputs>, attempt: number): Promise<NodeResult> {
     try {
       if (tmpl.steps) return await runSteps(tmpl, bound.scope, node);
       if (tmpl.dag) return await runDag(tmpl, bound.scope, node);
@@ -653,8 +806,25 @@ export async function argoWorkflow(input: ArgoRunInput): Promise<ArgoStatus> {
       if (tmpl.container || tmpl.script || tmpl.plugin) return await runPod(tmpl, bound.scope, node, bound.artifacts, attempt);
       if (tmpl.resource) {
         try {
-          const r = await acts.argoResource({ manifest: substitute(String((tmpl.resource as Json).manifest ?? ''), bound.scope), action: String((tmpl.resource as Json).action) });
-          return finish(node, 'Succeeded', undefined, { parameters: r.parameters, artifacts: {} });
+          const res = tmpl.resource as Json;
+          const str = (v: unknown) => (v === undefined ? undefined : substitute(String(v), bound.scope));
+          const r = await acts.argoResource({
+            manifest: str(res.manifest) ?? '',
+            action: String(res.action),
+            mergeStrategy: str(res.mergeStrategy),
+            flags: Array.isArray(res.flags) ? res.flags.map((f) => substitute(String(f), bound.scope)) : undefined,
+            successCondition: str(res.successCondition),
+            failureCondition: str(res.failureCondition),
+            outputParameters: arr((tmpl.outputs as Json | undefined)?.parameters)
+              .filter((p) => (p.valueFrom as Json | undefined)?.jsonPath !== undefined || (p.valueFrom as Json | undefined)?.jqFilter !== undefined)
+              .map((p) => {
+                const vf = p.valueFrom as Json;
+                return { name: String(p.name), jsonPath: str(vf.jsonPath), jqFilter: str(vf.jqFilter), default: vf.default === undefined ? undefined : String(vf.default) };
+              }),
+          });
+          if (r.resourceName) node.jobName = r.resourceName;
+          const outputs: NodeOutputs = { parameters: r.parameters, artifacts: {} };
+          return finish(node, r.phase, r.message, r.phase === 'Succeeded' ? templateOutputs(tmpl, bound.scope, outputs) : outputs);
         } catch (e) {
           if (isCancellation(e)) throw e;
           return finish(node, 'Error', activityMessage(e));
@@ -684,7 +854,29 @@ export async function argoWorkflow(input: ArgoRunInput): Promise<ArgoStatus> {
   const deadlineMs = spec.activeDeadlineSeconds !== undefined ? Number(spec.activeDeadlineSeconds) * 1000 : undefined;
   let main: NodeResult | undefined;
   const entryArgs = { parameters: arr((spec.arguments as Json | undefined)?.parameters).map((p) => ({ name: p.name, value: global[`workflow.parameters.${String(p.name)}`] })), artifacts: arr((spec.arguments as Json | undefined)?.artifacts) };
-  const mainRun = mainScope.run(() => runTemplate({ template: entry, args: entryArgs, name: input.name, displayName: input.name }));
+  // Workflow-level synchronization: the whole run (exit handler included) holds the locks; it waits
+  // Pending for them first. Runs recorded before locks existed replay without them.
+  const wfSync = spec.synchronization as Json | undefined;
+  const wfLockKey = `${info.workflowId}/${info.runId}`;
+  let wfHeld: LockRef[] = [];
+  let wfLockError: string | undefined;
+  const mainRun = mainScope.run(async () => {
+    if (wfSync && patched(ARGO_PATCHES.sync)) {
+      try {
+        const locks = syncLocks(substituteDeep(wfSync, global), input.namespace ?? 'default');
+        wfHeld = await acquireLocks(locks, wfLockKey, input.name, (msg) => {
+          status.phase = msg ? 'Pending' : 'Running';
+          if (msg) status.message = msg;
+          else delete status.message;
+        });
+      } catch (e) {
+        if (isCancellation(e)) throw e;
+        wfLockError = e instanceof UserError ? e.message : activityMessage(e);
+        return undefined;
+      }
+    }
+    return runTemplate({ template: entry, args: entryArgs, name: input.name, displayName: input.name });
+  });
   try {
     if (deadlineMs !== undefined) {
       const timer = sleep(deadlineMs).then(() => {
@@ -699,32 +891,37 @@ export async function argoWorkflow(input: ArgoRunInput): Promise<ArgoStatus> {
   }
   daemonScopes.forEach((d) => d.cancel());
   const root = status.nodes[input.name];
-  status.phase = main ? main.phase : 'Failed';
+  status.phase = main ? main.phase : wfLockError !== undefined ? 'Error' : 'Failed';
   if (status.phase === 'Omitted' || status.phase === 'Skipped') status.phase = 'Succeeded';
-  status.message = main ? (failed(main.phase) ? main.message : undefined) : stopMessage;
+  status.message = main ? (failed(main.phase) ? main.message : undefined) : (wfLockError ?? stopMessage);
   if (!main && root) {
     root.phase = 'Failed';
     root.message = stopMessage;
     root.finishedAt = now();
   }
 
-  // ---- exit handler --------------------------------------------------------------------------------
-  const exitName = (spec.onExit as string | undefined) ?? (((spec.hooks as Json | undefined)?.exit as Json | undefined)?.template as string | undefined);
-  if (exitName) {
-    global['workflow.status'] = status.phase;
-    global['workflow.duration'] = String((Date.now() - Date.parse(status.startedAt)) / 1000);
-    const failures = Object.values(status.nodes)
-      .filter((n) => failed(n.phase) && (n.type === 'Pod' || n.type === 'HTTP' || n.type === 'Suspend'))
-      .map((n) => ({ displayName: n.displayName, message: n.message ?? '', templateName: n.templateName ?? '', phase: n.phase, podName: n.id, finishedAt: n.finishedAt ?? '' }));
-    global['workflow.failures'] = JSON.stringify(failures);
-    const t = templates.get(exitName);
-    if (t) {
-      const r = await runTemplate({ template: t, args: {}, name: `${input.name}.onExit`, displayName: `${input.name}.onExit` });
-      if (failed(r.phase) && status.phase === 'Succeeded') {
-        status.phase = r.phase;
-        status.message = r.message;
+  try {
+    // ---- exit handler --------------------------------------------------------------------------------
+    const exitName = (spec.onExit as string | undefined) ?? (((spec.hooks as Json | undefined)?.exit as Json | undefined)?.template as string | undefined);
+    if (exitName) {
+      global['workflow.status'] = status.phase;
+      global['workflow.duration'] = String((Date.now() - Date.parse(status.startedAt)) / 1000);
+      const failures = Object.values(status.nodes)
+        .filter((n) => failed(n.phase) && (n.type === 'Pod' || n.type === 'HTTP' || n.type === 'Suspend'))
+        .map((n) => ({ displayName: n.displayName, message: n.message ?? '', templateName: n.templateName ?? '', phase: n.phase, podName: n.id, finishedAt: n.finishedAt ?? '' }));
+      global['workflow.failures'] = JSON.stringify(failures);
+      const t = templates.get(exitName);
+      if (t) {
+        const r = await runTemplate({ template: t, args: {}, name: `${input.name}.onExit`, displayName: `${input.name}.onExit` });
+        if (failed(r.phase) && status.phase === 'Succeeded') {
+          status.phase = r.phase;
+          status.message = r.message;
+        }
       }
     }
+  } finally {
+    // Released however the run ends (also when the exit handler is cancelled with the run).
+    if (wfHeld.length) await releaseLocks(wfHeld, wfLockKey);
   }
   status.finishedAt = now();
   const outs = Object.entries(global).filter(([k]) => k.startsWith('workflow.outputs.parameters.'));

@@ -117,3 +117,24 @@ export interface HttpResult {
   body: string;
   headers: Record<string, string>;
 }
+
+/** A `resource` template's action, everything substituted by the workflow. */
+export interface ResourceInput {
+  manifest: string;
+  action: string;
+  /** The namespace for objects whose manifest names none; the worker's Kubernetes namespace by default. */
+  namespace?: string;
+  mergeStrategy?: string;
+  flags?: string[];
+  successCondition?: string;
+  failureCondition?: string;
+  outputParameters?: { name: string; jsonPath?: string; jqFilter?: string; default?: string }[];
+}
+
+export interface ResourceResult {
+  phase: 'Succeeded' | 'Failed';
+  message?: string;
+  parameters: Record<string, string>;
+  /** `<kind>/<name>` of the object acted on. */
+  resourceName?: string;
+}

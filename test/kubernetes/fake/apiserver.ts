@@ -5,6 +5,7 @@
 // timeoutSeconds). Controllers that make objects move live in controllers.ts.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
 import { ApiError, Store, type KObject, type StoreEvent } from './store.js';
 import { validate } from './validation.js';
 
@@ -26,6 +27,7 @@ export const RESOURCES: ResourceDef[] = [
   { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment', status: true },
   { group: 'apps', version: 'v1', plural: 'replicasets', kind: 'ReplicaSet', status: true },
   { group: '', version: 'v1', plural: 'nodes', kind: 'Node', status: true, clusterScoped: true },
+  { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', status: false },
 ];
 
 export interface RequestRecord {
@@ -178,6 +180,19 @@ export class FakeApiServer {
   }
 
   private async route(req: IncomingMessage, res: ServerResponse, url: URL, rec: RequestRecord): Promise<void> {
+    // API discovery (GET /api/v1, /apis/<group>/v1): what KubernetesObjectApi reads to find a kind's path.
+    const disc = /^\/(?:api\/(v1)|apis\/([a-z0-9.]+)\/(v1))\/?$/.exec(url.pathname);
+    if (disc && (req.method ?? 'GET') === 'GET') {
+      const group = disc[2] ?? '';
+      const defs = RESOURCES.filter((r) => r.group === group);
+      if (!defs.length) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+      const verbs = ['create', 'delete', 'get', 'list', 'update', 'watch'];
+      const resources = defs.flatMap((r) => [
+        { name: r.plural, singularName: r.kind.toLowerCase(), namespaced: !r.clusterScoped, kind: r.kind, verbs },
+        ...(r.status ? [{ name: `${r.plural}/status`, singularName: '', namespaced: !r.clusterScoped, kind: r.kind, verbs: ['get', 'update'] }] : []),
+      ]);
+      return this.send(res, 200, { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/v1` : 'v1', resources }, rec);
+    }
     const m = /^\/(?:api\/v1|apis\/([a-z0-9.]+)\/(v1))(?:\/namespaces\/([a-z0-9-]+))?\/([a-z]+)(?:\/([a-z0-9.-]+))?(?:\/(status|log))?$/.exec(url.pathname);
     if (!m) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     const [, group = '', , namespace, plural, name, sub] = m as unknown as [string, string | undefined, string, string | undefined, string, string | undefined, 'status' | 'log' | undefined];
@@ -202,6 +217,8 @@ export class FakeApiServer {
         if (!body || typeof body !== 'object') throw new ApiError(400, 'BadRequest', 'no object in the request body');
         if (body.kind !== def.kind || body.apiVersion !== apiVersion) throw new ApiError(400, 'BadRequest', `the API version in the data (${body.apiVersion}) or kind (${body.kind}) does not match the expected ${apiVersion} ${def.kind}`);
         if (!def.clusterScoped && body.metadata?.namespace && body.metadata.namespace !== ns) throw new ApiError(400, 'BadRequest', 'the namespace of the provided object does not match the namespace sent on the request');
+        // metadata.generateName: the server picks the name (prefix + 5 random characters).
+        if (!body.metadata?.name && body.metadata?.generateName) body.metadata = { ...body.metadata, name: `${body.metadata.generateName}${randomBytes(4).toString('hex').slice(0, 5)}` };
         validate(def, body);
         const rest = { ...body };
         delete rest.status; // status is set by controllers, never on create
