@@ -102,11 +102,12 @@ export function registerRunsCommands(program: Command, connect: () => Promise<Ta
     .command('replay [id]')
     .description('replay a run (or an exported history file) against the current workflow code')
     .option('--file <history.json>', 'replay an exported history instead of fetching one')
-    .action(async (id: string | undefined, o: { file?: string }) => {
+    .option('--workflow-id <id>', "with --file: the run's workflow id (child workflow ids derive from it)")
+    .action(async (id: string | undefined, o: { file?: string; workflowId?: string }) => {
       Runtime.install({ logger: new DefaultLogger('ERROR') });
       let verdict: ReplayVerdict;
-      if (o.file) verdict = await replayHistory(historyFromFile(JSON.parse(await readFile(o.file, 'utf8'))));
-      else if (id) verdict = await withRuns(async (r) => replayHistory(historyFromFile(JSON.parse(await r.export(id)))));
+      if (o.file) verdict = await replayHistory(historyFromFile(JSON.parse(await readFile(o.file, 'utf8'))), { workflowId: o.workflowId ?? id });
+      else if (id) verdict = await withRuns(async (r) => replayHistory(historyFromFile(JSON.parse(await r.export(id))), { workflowId: id }));
       else throw new Error('give a run id or --file <history.json>');
       console.log(formatVerdict(verdict, o.file ?? id!));
       if (!verdict.deterministic) process.exitCode = 1;

@@ -36,11 +36,12 @@ export function explainDivergence(raw: string): { explanation: string; eventId?:
 /** A history exported as JSON (`tandem runs export`, `temporal workflow show --output json`, the Web UI). */
 export const historyFromFile = (json: unknown) => historyFromJSON(json);
 
-export async function replayHistory(h: temporal.api.history.v1.IHistory, opts: { workflowBundle?: WorkflowBundleWithSourceMap } = {}): Promise<ReplayVerdict> {
+/** `workflowId` must be the run's own: child workflow ids and similar commands derive from it. */
+export async function replayHistory(h: temporal.api.history.v1.IHistory, opts: { workflowBundle?: WorkflowBundleWithSourceMap; workflowId?: string } = {}): Promise<ReplayVerdict> {
   const workflowType = h.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name ?? 'unknown';
   const events = h.events?.length ?? 0;
   try {
-    await Worker.runReplayHistory({ workflowBundle: opts.workflowBundle ?? (await bundleWorkflows()), replayName: 'tandem-replay' }, h);
+    await Worker.runReplayHistory({ workflowBundle: opts.workflowBundle ?? (await bundleWorkflows()), replayName: 'tandem-replay' }, h, opts.workflowId);
     return { deterministic: true, workflowType, events };
   } catch (e) {
     if (!(e instanceof DeterminismViolationError)) throw e;

@@ -2,7 +2,7 @@
 // fresh real dev server with scripted activities; the JSON lands in test/histories/ and
 // test/replay.test.ts replays every file there on each test run. Files named *.before-<patch>.json were
 // recorded before that patch and must keep replaying (patched() guards the change).
-import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +17,9 @@ import { createArgoActivities } from '../../activities/argo.js';
 import { ArgoClient, prepare } from '../../argo/client.js';
 import { admitUpdate, releaseUpdate } from '../../workflows/ledger.js';
 import type { temporal } from '@temporalio/proto';
+import { fakeSite } from '../migration/fake-site.js';
+import { MigrationPlanSchema } from '../../spec/migration.js';
+
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const scenarios: Record<string, FakeScript> = {
@@ -27,10 +30,32 @@ const scenarios: Record<string, FakeScript> = {
 
 Runtime.install({ logger: new DefaultLogger('WARN') });
 // The same JSON as `temporal workflow show --output json` and the Web UI's export.
-function save(name: string, history: temporal.api.history.v1.IHistory): void {
+// Replay needs a run's own workflow id (child ids and lock holders derive from it): kept beside the files.
+const IDS = join(HERE, 'workflow-ids.json');
+function save(name: string, history: temporal.api.history.v1.IHistory, workflowId?: string): void {
   writeFileSync(join(HERE, `${name}.json`), JSON.stringify(JSON.parse(historyToJSON(history)), null, 1) + '\n');
+  if (workflowId) {
+    const ids = existsSync(IDS) ? (JSON.parse(readFileSync(IDS, 'utf8')) as Record<string, string>) : {};
+    writeFileSync(IDS, JSON.stringify({ ...ids, [`${name}.json`]: workflowId }, null, 1) + '\n');
+  }
   console.log(`recorded ${name}.json (${history.events?.length} events)`);
 }
+// Memoize and a workflow-level mutex: the interpreter's two patches, and the lock's own history.
+const ARGO_PATCHED = `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: recorded-argo-patches}
+spec:
+  entrypoint: main
+  synchronization: {mutexes: [{name: recorded}]}
+  templates:
+  - name: main
+    steps:
+    - - {name: first, template: memo}
+    - - {name: again, template: memo}
+  - name: memo
+    memoize: {key: "recorded-key", maxAge: "1h", cache: {configMap: {name: recorded-cache}}}
+    script: {image: alpine, command: [sh], source: 'echo memo'}
+`;
 const ARGO_DAG = `apiVersion: argoproj.io/v1alpha1
 kind: Workflow
 metadata: {name: recorded-argo}
@@ -59,7 +84,7 @@ try {
       const h = await tandem.launch(validatePipelineSpec({ name: 'recorded', retry: { initialInterval: '100ms' } }), { id: name });
       await h.result().catch(() => undefined);
       const history = await h.workflow.fetchHistory();
-      save(name, history);
+      save(name, history, name);
     });
     await tandem.close();
     await connection.close();
@@ -67,17 +92,34 @@ try {
   // An Argo DAG run on the local runtime, and a quota ledger after two updates.
   {
     const taskQueue = 'record-argo';
-    const { worker, connection } = await createTandemWorker({ address: server.address, taskQueue, home: dir, activities: createArgoActivities({ home: dir }) });
+    const site = fakeSite();
+    const { worker, connection } = await createTandemWorker({ address: server.address, taskQueue, home: dir, activities: { ...createArgoActivities({ home: dir }), ...site.acts } });
     const argo = await ArgoClient.connect({ address: server.address, taskQueue });
     await worker.runUntil(async () => {
       const { id } = await argo.submit(prepare('recorded-argo.yaml', { text: ARGO_DAG }));
       await argo.wait(id);
-      save('argoWorkflow-dag', await argo.client.workflow.getHandle(`argo-${id}`).fetchHistory());
+      save('argoWorkflow-dag', await argo.client.workflow.getHandle(`argo-${id}`).fetchHistory(), `argo-${id}`);
+      const patchedRun = await argo.submit(prepare('recorded-argo-patches.yaml', { text: ARGO_PATCHED }));
+      await argo.wait(patchedRun.id);
+      save('argoWorkflow-memoize-mutex', await argo.client.workflow.getHandle(`argo-${patchedRun.id}`).fetchHistory(), `argo-${patchedRun.id}`);
+      for await (const lock of argo.client.workflow.list({ query: `WorkflowType = 'argoLock'` })) {
+        await argo.client.workflow.getHandle(lock.workflowId).result().catch(() => undefined);
+        save('argoLock-mutex', await argo.client.workflow.getHandle(lock.workflowId).fetchHistory(), lock.workflowId);
+        break;
+      }
       const ledger = await argo.client.workflow.start('quotaLedger', { taskQueue, workflowId: 'recorded-ledger', args: [{ site: 'zurich', quotas: { research: { gpus: 8 } }, holds: {} }] });
       await ledger.executeUpdate(admitUpdate, { args: [{ holdId: 'p1', tenant: 'research', cpus: 4, gpus: 4, memoryMB: 1024 }] });
       await ledger.executeUpdate(releaseUpdate, { args: [{ holdId: 'p1' }] });
-      save('quotaLedger-admit-release', await ledger.fetchHistory());
+      save('quotaLedger-admit-release', await ledger.fetchHistory(), 'recorded-ledger');
       await ledger.terminate('recorded');
+
+      // A staged migration against an in-memory site: Phases 1 to 3, then a rollback inside the window.
+      const mig = await argo.client.workflow.start('stagedMigration', { taskQueue, workflowId: 'recorded-migration', args: [{ plan: MigrationPlanSchema.parse({ site: 'zurich', requireApproval: false, phase2: { steps: [100], observeFor: '100ms' }, phase3: { rollbackWindow: '1h' } }) }] });
+      while ((await mig.query<{ state: string }>('migrationStatus')).state !== 'rollback-window') await new Promise((r) => setTimeout(r, 100));
+      await mig.executeUpdate('rollback');
+      save('stagedMigration-phases-rollback', await mig.fetchHistory(), 'recorded-migration');
+      for (const [phase, n] of [['phase1', 0], ['phase2', 1], ['phase3', 2]] as const) save(`migrationP${phase.slice(1)}-pass`, await argo.client.workflow.getHandle(`recorded-migration-${phase}-${n}`).fetchHistory(), `recorded-migration-${phase}-${n}`);
+      await mig.terminate('recorded');
     });
     await argo.close();
     await connection.close();
