@@ -4,9 +4,9 @@
 import { createHash } from 'node:crypto';
 import type { KubernetesJobBackend } from '../backends/kubernetes/jobs.js';
 import { ResourcesSchema } from '../spec/pipeline.js';
-import { classifyJobState } from '../spec/outcome.js';
 import type { RunPodInput, RunPodResult } from '../workflows/argo/types.js';
 import type { ExecutionTarget } from './argo.js';
+import { watchToResult } from './argo-backend-target.js';
 
 /** A DNS-1123 name of at most 63 characters (Job names become pod label values), stable per input. */
 export function kubeName(jobName: string): string {
@@ -32,20 +32,6 @@ export class KubernetesTarget implements ExecutionTarget {
     const ref =
       (await this.backend.findByName(name)) ??
       (await this.backend.submit({ name, command, env: input.env, resources: ResourcesSchema.parse({ walltime: Math.ceil(walltimeMs / 1000) }), walltimeMs, kubernetes: { image: input.image, annotations: input.annotations } }));
-    for (;;) {
-      const st = await this.backend.status(ref.jobId);
-      ctx.heartbeat({ jobId: ref.jobId, state: st.state });
-      const outcome = classifyJobState(st.state);
-      if (outcome !== 'active') {
-        const result = ((await this.backend.output(ref.jobId).catch(() => undefined)) ?? '').replace(/\n$/, '');
-        const parameters = Object.fromEntries(input.outputParameters.filter((p) => p.default !== undefined).map((p) => [p.name, p.default!]));
-        const base = { exitCode: st.exitCode, result, parameters, artifacts: {}, target: `kubernetes:${ref.jobId}` };
-        if (outcome !== 'success') return { ...base, phase: outcome === 'job-failure' ? 'Failed' : 'Error', message: `Job ${ref.jobId} ended ${st.state}${st.reason ? `: ${st.reason}` : ''}` };
-        const missing = input.outputParameters.filter((p) => p.default === undefined);
-        if (missing.length) return { ...base, phase: 'Error', message: `output parameters from files (${missing.map((p) => p.name).join(', ')}) are not read back from a pod; give them a default or print them` };
-        return { ...base, phase: 'Succeeded' };
-      }
-      await ctx.sleep(this.pollMs);
-    }
+    return watchToResult(this.backend, ref, input, ctx, { pollMs: this.pollMs, target: `kubernetes:${ref.jobId}`, output: () => this.backend.output(ref.jobId), describe: `Job ${ref.jobId}` });
   }
 }

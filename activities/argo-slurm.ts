@@ -5,9 +5,9 @@
 import type { SlurmJobBackend } from '../backends/slurm/job-backend.js';
 import { ResourcesSchema } from '../spec/pipeline.js';
 import { parseDuration } from '../spec/duration.js';
-import { classifyJobState } from '../spec/outcome.js';
 import type { RunPodInput, RunPodResult } from '../workflows/argo/types.js';
 import { slurmJobSpec, type ExecutionTarget } from './argo.js';
+import { watchToResult } from './argo-backend-target.js';
 
 export class SlurmTarget implements ExecutionTarget {
   readonly name = 'slurm' as const;
@@ -38,22 +38,7 @@ export class SlurmTarget implements ExecutionTarget {
     });
     const name = input.jobName.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 120);
     const ref = (await this.backend.findByName(name)) ?? (await this.backend.submit({ name, command, env: { ...input.env, ...spec?.env }, resources, walltimeMs }));
-    for (;;) {
-      const st = await this.backend.status(ref.jobId);
-      ctx.heartbeat({ jobId: ref.jobId, state: st.state });
-      const outcome = classifyJobState(st.state);
-      if (outcome !== 'active') {
-        const result = ((await this.backend.output(ref.jobId).catch(() => undefined)) ?? '').replace(/\n$/, '');
-        const parameters: Record<string, string> = {};
-        const missing = input.outputParameters.filter((p) => p.default === undefined);
-        for (const p of input.outputParameters) if (p.default !== undefined) parameters[p.name] = p.default;
-        const base = { exitCode: st.exitCode, result, parameters, artifacts: {}, target: `slurm:${ref.site}:${ref.jobId}` };
-        if (outcome !== 'success') return { ...base, phase: outcome === 'job-failure' ? 'Failed' : 'Error', message: `Slurm job ${ref.jobId} ended ${st.state}${st.reason ? ` (${st.reason})` : ''}` };
-        if (missing.length) return { ...base, phase: 'Error', message: `output parameters from files (${missing.map((p) => p.name).join(', ')}) are not read back from a Slurm site; give them a default or print them to stdout` };
-        return { ...base, phase: 'Succeeded' };
-      }
-      await ctx.sleep(this.pollMs);
-    }
+    return watchToResult(this.backend, ref, input, ctx, { pollMs: this.pollMs, target: `slurm:${ref.site}:${ref.jobId}`, output: () => this.backend.output(ref.jobId), describe: `Slurm job ${ref.jobId}` });
   }
 }
 
