@@ -38,13 +38,7 @@ export class BestFit {
   /** The group with the smallest value ≥ need, lowest rank among equals; -1 when none. */
   best(need: number): number {
     const vals = this.vals;
-    let lo = 0;
-    let hi = vals.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (vals[mid] < need) lo = mid + 1;
-      else hi = mid;
-    }
+    const lo = lowerBound(vals, need);
     if (lo === vals.length) return -1;
     const b = this.buckets.get(vals[lo])!;
     let w = b.hint;
@@ -60,13 +54,7 @@ export class BestFit {
       const bits = this.pool.pop() ?? new Uint32Array(this.words);
       this.buckets.set(v, (b = { bits, count: 0, hint: this.words }));
       const vals = this.vals;
-      let lo = 0;
-      let hi = vals.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (vals[mid] < v) lo = mid + 1;
-        else hi = mid;
-      }
+      const lo = lowerBound(vals, v);
       vals.splice(lo, 0, v);
     }
     const r = this.rankOf[g];
@@ -84,13 +72,7 @@ export class BestFit {
       this.buckets.delete(v);
       this.pool.push(b.bits); // all bits are clear again
       const vals = this.vals;
-      let lo = 0;
-      let hi = vals.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (vals[mid] < v) lo = mid + 1;
-        else hi = mid;
-      }
+      const lo = lowerBound(vals, v);
       vals.splice(lo, 1);
     }
   }
@@ -214,4 +196,16 @@ export function shapeIndex(s: ClusterState, live: View, job: JobRequest, pol: Po
   }
   p.shapes.set(key, e);
   return e;
+}
+
+/** The first index whose value is ≥ x in an ascending array (its length when none). */
+function lowerBound(vals: ArrayLike<number>, x: number): number {
+  let lo = 0;
+  let hi = vals.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (vals[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
