@@ -2,28 +2,18 @@
 // tandem.dev/pool=tandem), the gate runs real Jobs on both pools, Phase 2 watches Job outcomes in
 // Tandem's pool. A five-node fake API server, reached through the real @kubernetes/client-node, on the
 // real Temporal dev server.
-import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import { NativeConnection, Worker, bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import type { WorkflowHandle } from '@temporalio/client';
 import { CoreV1Api, BatchV1Api } from '@kubernetes/client-node';
-import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createMigrationActivities } from '../../activities/migration.js';
 import { MigrationPlanSchema, type MigrationPlanInput } from '../../spec/migration.js';
 import { approveSignal, migrationStatusQuery, rollbackUpdate, stagedMigration } from '../../workflows/migration.js';
 import { startFakeCluster, type FakeCluster } from '../kubernetes/fake/cluster.js';
-import { address, tempDir, uniqueQueue, waitFor } from '../helpers.js';
+import { tempDir, waitFor } from '../helpers.js';
+import { useMigrationWorkers } from './harness.js';
 
-let bundle: Awaited<ReturnType<typeof bundleWorkflowCode>>;
-let client: Client;
-let clientConn: Connection;
-
-beforeAll(async () => {
-  bundle = await bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL('../../workflows/migration.ts', import.meta.url)), logger: new DefaultLogger('ERROR') });
-  clientConn = await Connection.connect({ address: address() });
-  client = new Client({ connection: clientConn });
-});
-afterAll(() => clientConn.close());
+const withWorker = useMigrationWorkers();
 
 const plan = (over: Partial<MigrationPlanInput> = {}) =>
   MigrationPlanSchema.parse({
@@ -67,18 +57,14 @@ async function withSite(fn: (site: Site) => Promise<void>): Promise<void> {
   const n3 = await core.readNode({ name: 'k8s-n3' });
   await core.replaceNode({ name: 'k8s-n3', body: { ...n3, metadata: { ...n3.metadata, annotations: { 'tandem.dev/oversubscribe': 'YES:4', owner: 'ops' } } } });
   const home = tempDir('mig-k8s-home');
-  const taskQueue = uniqueQueue('mig-k8s');
-  const connection = await NativeConnection.connect({ address: address() });
   const activities = createMigrationActivities({ home, sites: { 'k8s-a': { kind: 'kubernetes', kubeConfig: cluster.kubeConfig(), namespace: cluster.namespace } } });
-  const worker = await Worker.create({ connection, taskQueue, workflowBundle: bundle, activities });
   const nodes = async () =>
     Object.fromEntries(
       (await core.listNode()).items.map((n) => [n.metadata!.name!, { labels: n.metadata!.labels, annotations: n.metadata!.annotations ?? {}, taints: n.spec?.taints ?? [], unschedulable: n.spec?.unschedulable ?? false }]),
     );
   try {
-    await worker.runUntil(fn({ cluster, core, batch, home, nodes, start: (p) => client.workflow.start(stagedMigration, { taskQueue, workflowId: uniqueQueue('mig-k8s'), args: [{ plan: p }] }) }));
+    await withWorker(activities, (start) => fn({ cluster, core, batch, home, nodes, start }));
   } finally {
-    await connection.close();
     await cluster.close();
   }
 }

@@ -1,37 +1,20 @@
 // stagedMigration's phases, gates, approvals, fallback and rollback on the real Temporal server,
 // against an in-memory site (test/migration/slurm.test.ts runs the same against real Slurm).
-import { Client, Connection, WorkflowHandle } from '@temporalio/client';
-import { NativeConnection, Worker, bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { fileURLToPath } from 'node:url';
+import type { WorkflowHandle } from '@temporalio/client';
 import { MigrationPlanSchema, type MigrationPlanInput } from '../../spec/migration.js';
 import { approveSignal, migrationStatusQuery, rollbackUpdate, stagedMigration } from '../../workflows/migration.js';
-import { address, uniqueQueue, waitFor } from '../helpers.js';
+import { waitFor } from '../helpers.js';
+import { useMigrationWorkers, type StartMigration } from './harness.js';
 import { fakeSite, type FakeSiteScript } from './fake-site.js';
 
-let bundle: Awaited<ReturnType<typeof bundleWorkflowCode>>;
-let client: Client;
-let clientConn: Connection;
-
-beforeAll(async () => {
-  bundle = await bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL('../../workflows/migration.ts', import.meta.url)), logger: new DefaultLogger('ERROR') });
-  clientConn = await Connection.connect({ address: address() });
-  client = new Client({ connection: clientConn });
-});
-afterAll(() => clientConn.close());
+const withWorker = useMigrationWorkers();
 
 const plan = (over: Partial<MigrationPlanInput> = {}) =>
   MigrationPlanSchema.parse({ site: 'zurich', phase2: { steps: [50, 100], observeFor: '200ms' }, phase3: { rollbackWindow: '2s' }, ...over });
 
-async function withSite<T>(script: FakeSiteScript, fn: (h: (p: ReturnType<typeof plan>) => Promise<WorkflowHandle<typeof stagedMigration>>, site: ReturnType<typeof fakeSite>) => Promise<T>): Promise<T> {
+async function withSite<T>(script: FakeSiteScript, fn: (h: StartMigration, site: ReturnType<typeof fakeSite>) => Promise<T>): Promise<T> {
   const site = fakeSite(script);
-  const taskQueue = uniqueQueue('migration');
-  const connection = await NativeConnection.connect({ address: address() });
-  const worker = await Worker.create({ connection, taskQueue, workflowBundle: bundle, activities: site.acts });
-  try {
-    return await worker.runUntil(fn((p) => client.workflow.start(stagedMigration, { taskQueue, workflowId: uniqueQueue('mig'), args: [{ plan: p }] }), site));
-  } finally {
-    await connection.close();
-  }
+  return withWorker(site.acts, (start) => fn(start, site));
 }
 
 const state = (h: WorkflowHandle<typeof stagedMigration>) => h.query(migrationStatusQuery);
