@@ -15,6 +15,8 @@ import { durationMs } from '../spec/duration.js';
 import { classifyJobState, FAILURES, type JobRef, type JobStatus } from '../spec/outcome.js';
 import { runDirs } from './index.js';
 import type { SubmitJobInput } from './types.js';
+import { decide, policy as makePolicy, type Inventory, type JobRequest, type PolicyConfig } from '../placement/index.js';
+import type { InventorySource, RunningWork } from './placement.js';
 
 export interface SiteHealth {
   healthy: boolean;
@@ -31,6 +33,8 @@ export interface RecoverySite {
   health(): Promise<SiteHealth>;
   /** Verification where the data lives (FirecREST checksum endpoint); local sha256 otherwise. */
   hasher?: Hasher;
+  /** The site's nodes and running work, so that failover asks placement which healthy site fits best. */
+  inventory?: InventorySource;
 }
 
 export interface RecoveryConfig {
@@ -40,6 +44,8 @@ export interface RecoveryConfig {
   pollInitialMs?: number;
   /** Health probe timeout. */
   healthTimeoutMs?: number;
+  /** Policy of the placement that ranks healthy sites (default: the engine's, without preemption). */
+  placementPolicy?: Partial<PolicyConfig>;
 }
 
 export const FENCED_EXIT_CODE = 75;
@@ -50,6 +56,8 @@ export interface ChooseSiteInput {
   exclude: string[];
   /** Restrict to these, in preference order (all configured sites by default). */
   sites?: string[];
+  /** The job to place: healthy sites are ranked by placement; without it, preference order decides. */
+  job?: JobRequest;
 }
 
 export interface ChooseSiteResult {
@@ -128,28 +136,69 @@ export function createRecoveryActivities(config: RecoveryConfig) {
     return s;
   };
   const siteDirs = (name: string, runKey: string) => runDirs(site(name).root, runKey);
+  const placementPolicy = makePolicy({ preemption: false, ...config.placementPolicy });
+
+  /** The engine's decision over the healthy sites' live inventories (one decision across all of them). */
+  async function placeAmong(healthy: string[], job: JobRequest): Promise<{ site?: string; note: string }> {
+    const unread: string[] = [];
+    // Gathered in parallel, merged in preference order: the engine breaks ties by inventory order.
+    const gathered = await Promise.all(
+      healthy.map(async (name) => {
+        const src = site(name).inventory;
+        if (!src) return void unread.push(`${name} (no inventory source)`);
+        try {
+          return { name, ...(await withTimeout(src.gather(), config.healthTimeoutMs ?? 5000, `${name} inventory`)) };
+        } catch (e) {
+          unread.push(`${name} (${(e as Error).message})`);
+        }
+      }),
+    );
+    const inventory: Inventory = { sites: [] };
+    const running: RunningWork[] = [];
+    for (const g of gathered) {
+      if (!g) continue;
+      // Decisions name the recovery site, whatever the backend calls its cluster.
+      inventory.sites.push(...g.sites.map((s) => ({ ...s, name: g.name })));
+      running.push(...g.running);
+    }
+    const unreadNote = unread.length ? `; not ranked: ${unread.join(', ')}` : '';
+    if (!inventory.sites.length) return { note: `placement: no inventory${unreadNote}; preference order decides` };
+    const now = Date.now() / 1000;
+    const d = decide(inventory, running.map((w) => ({ ...w, start: Math.min(w.start || now, now) })), { ...job, submit: Math.min(job.submit, now) }, now, placementPolicy);
+    const at = 'placement' in d ? d.placement : undefined;
+    if (!at || d.kind === 'reject') return { note: `placement: ${d.kind} (${d.explanation})${unreadNote}; preference order decides` };
+    const when = d.kind === 'reserve' ? `reserve at +${Math.max(0, Math.round(d.at - now))}s` : d.kind;
+    return { site: at.site, note: `placement: ${when} on ${at.site}/${at.cluster}/${at.partition} (${d.explanation})${unreadNote}` };
+  }
 
   return {
-    /** The first healthy site, in preference order, that is not excluded; every probe is reported. */
-    async chooseSite({ exclude, sites: only }: ChooseSiteInput): Promise<ChooseSiteResult> {
+    /**
+     * A healthy site that is not excluded. Every site is probed (in parallel, each within the health
+     * timeout); among the healthy ones placement picks where the job starts soonest and fits best. A
+     * site whose inventory cannot be read, or a job placement cannot fit, falls back to preference order.
+     */
+    async chooseSite({ exclude, sites: only, job }: ChooseSiteInput): Promise<ChooseSiteResult> {
       const order = only?.length ? only : [...sites.keys()];
-      const probes: string[] = [];
-      for (const name of order) {
-        if (exclude.includes(name)) {
-          probes.push(`${name}: excluded`);
-          continue;
-        }
-        const s = site(name);
-        let h: SiteHealth;
-        try {
-          h = await withTimeout(s.health(), config.healthTimeoutMs ?? 5000, `${name} health`);
-        } catch (e) {
-          h = { healthy: false, detail: (e as Error).message };
-        }
-        probes.push(`${name}: ${h.healthy ? 'healthy' : 'unhealthy'} (${h.detail})`);
-        if (h.healthy) return { site: name, probes };
-      }
-      return { probes };
+      const candidates = order.filter((n) => !exclude.includes(n));
+      const health = await Promise.all(
+        candidates.map(async (name): Promise<SiteHealth> => {
+          try {
+            return await withTimeout(site(name).health(), config.healthTimeoutMs ?? 5000, `${name} health`);
+          } catch (e) {
+            return { healthy: false, detail: (e as Error).message };
+          }
+        }),
+      );
+      const probes = order.map((name) => {
+        const k = candidates.indexOf(name);
+        return k < 0 ? `${name}: excluded` : `${name}: ${health[k].healthy ? 'healthy' : 'unhealthy'} (${health[k].detail})`;
+      });
+      const healthy = candidates.filter((_, k) => health[k].healthy);
+      if (!healthy.length) return { probes };
+      if (!job || healthy.length === 1) return { site: healthy[0], probes };
+      const ranked = await placeAmong(healthy, job);
+      probes.push(ranked.note);
+      return { site: ranked.site ?? healthy[0], probes };
     },
 
     /**

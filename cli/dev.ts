@@ -7,6 +7,7 @@ import { startDevServer } from '../workers/dev-server.js';
 import { createTandemWorker } from '../workers/worker.js';
 import { LocalServingBackend } from '../backends/local-serving.js';
 import { slurmBackendFromEnv } from '../backends/slurm/index.js';
+import { recoverySitesFromEnv } from '../activities/recovery-sites.js';
 
 /** Slurm, when TANDEM_SLURM_API configures it (README, "Training on Slurm"): then `auto` trains there. */
 function configuredBackends() {
@@ -27,7 +28,9 @@ export async function runDev(o: { port: number; uiPort: number; state: string })
   quietRuntime();
   const state = resolve(o.state);
   const server = await startDevServer({ dbFile: join(state, 'temporal.db'), ui: true, port: o.port, uiPort: o.uiPort });
-  const { worker } = await createTandemWorker({ address: server.address, home: state, backends: configuredBackends() });
+  const recoverySites = await recoverySitesFromEnv();
+  if (recoverySites.length) console.log(`tandem: failover sites ${recoverySites.map((s) => s.name).join(', ')} (TANDEM_SITES_FILE); use \`tandem run --failover\``);
+  const { worker } = await createTandemWorker({ address: server.address, home: state, backends: configuredBackends(), recoverySites });
   console.log(`Temporal: ${server.address}   Web UI: ${server.uiUrl}   state: ${state}`);
   console.log(`Run a pipeline from another terminal: npm run tandem -- run templates/examples/demo-pipeline.yaml`);
   const stop = () => worker.shutdown();

@@ -7,6 +7,7 @@ import { loadPipelineSpec, TandemClient } from '../sdk/client.js';
 import { ProgressPrinter, formatStatus } from './render.js';
 import { runDemo, runDev } from './dev.js';
 import { registerRunsCommands } from './runs.js';
+import { failoverTuning, type FailoverFlags } from './failover.js';
 import { registerMigrationCommands } from './migration.js';
 import { registerArgoCommands } from '../argo/cli.js';
 import { ArgoClient } from '../argo/client.js';
@@ -38,11 +39,15 @@ program
   .option('--id <workflowId>', 'workflow id (default: <name>-<random>)')
   .option('--detach', 'print the run id and return at once')
   .option('--json', 'print progress as JSON lines, for scripts')
-  .action(async (path: string, o: { id?: string; detach?: boolean; json?: boolean }) => {
+  .option('--failover [sites]', 'let training fail over between Slurm sites (the worker\'s TANDEM_SITES_FILE; optionally only these, comma-separated, in preference order)')
+  .option('--failover-grace <duration>', 'how long a site may stay unreachable before its job is fenced and training moves (default 60s)')
+  .option('--max-failovers <n>', 'failovers allowed before the train stage fails (default 3)')
+  .action(async (path: string, o: { id?: string; detach?: boolean; json?: boolean } & FailoverFlags) => {
+    const failover = failoverTuning(o);
     const spec = await loadPipelineSpec(path);
     const client = await connect();
     try {
-      const handle = await client.launch(spec, { id: o.id });
+      const handle = await client.launch(spec, { id: o.id, tuning: failover ? { failover } : undefined });
       if (o.detach) {
         console.log(o.json ? JSON.stringify({ id: handle.id }) : handle.id);
         return;

@@ -88,6 +88,10 @@ export class TandemClient {
   /** Validates and starts a pipeline. Nothing starts if the spec is invalid. */
   async launch(spec: PipelineSpecInput | PipelineSpec, opts: LaunchOptions = {}): Promise<PipelineHandle> {
     const valid = validatePipelineSpec(spec);
+    const trainRuntime = valid.stages.train.runtime;
+    if (opts.tuning?.failover && trainRuntime !== 'slurm' && trainRuntime !== 'auto') {
+      throw new Error(`failover moves training between Slurm sites, but stages.train.runtime is "${trainRuntime}"; set it to "slurm" (or "auto") or launch without failover`);
+    }
     const id = opts.id ?? `${valid.name}-${randomBytes(4).toString('hex')}`;
     let workflowExecutionTimeout: number | undefined;
     if (valid.deadline) {

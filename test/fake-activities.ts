@@ -4,6 +4,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TandemActivities } from '../activities/index.js';
 import type { JobRef, JobStatus } from '../spec/outcome.js';
+import type { RecoveryActivities } from '../activities/recovery.js';
 
 export interface FakeScript {
   /** Final job states per stage, consumed one per attempt (default COMPLETED). */
@@ -76,5 +77,42 @@ export function fakeActivities(script: FakeScript = {}) {
       calls.push('undeployModel');
     },
   };
-  return { acts, calls, refs, blocked };
+  // The failover path (tuning.failover): two sites, the train job's states consumed as above.
+  let checkpointStep: number | undefined;
+  const recovery: RecoveryActivities = {
+    async chooseSite({ exclude, sites = ['zurich', 'lugano'] }) {
+      calls.push(`chooseSite:${exclude.join('+')}`);
+      const site = sites.find((s) => !exclude.includes(s));
+      return { site, probes: sites.map((s) => `${s}: ${exclude.includes(s) ? 'excluded' : 'healthy (scripted)'}`) };
+    },
+    async stageSite({ site }) {
+      calls.push(`stageSite:${site}`);
+      return { step: checkpointStep, source: checkpointStep === undefined ? undefined : 'zurich', copied: checkpointStep !== undefined, bytes: checkpointStep === undefined ? 0 : 1024, skipped: [], unreadable: [], staleCopiesRemoved: 0 };
+    },
+    async submitAt(input) {
+      calls.push(`submitAt:${input.site}:${input.name}`);
+      const ref: JobRef = { runtime: 'slurm', jobId: String(refs.length + 1), name: input.name, site: input.site, adopted: false };
+      refs.push(ref);
+      return ref;
+    },
+    async watchAt({ ref }) {
+      calls.push(`watchAt:${ref.site}:${ref.jobId}`);
+      const state = states.train.shift() ?? 'COMPLETED';
+      checkpointStep = 5;
+      return { kind: 'ended', status: { jobId: ref.jobId, state, progress: { step: state === 'COMPLETED' ? 10 : 5, total: 10 }, reason: state === 'COMPLETED' ? undefined : 'scripted' } };
+    },
+    async fenceJob({ ref }) {
+      calls.push(`fenceJob:${ref.site}:${ref.jobId}`);
+      return { fenced: true, detail: `cancelled job ${ref.jobId} at ${ref.site}` };
+    },
+    async fenceWhenReachable({ ref }) {
+      calls.push(`fenceWhenReachable:${ref.jobId}`);
+      return { fenced: true, detail: 'cancelled' };
+    },
+    async collectCheckpoint({ site }) {
+      calls.push(`collectCheckpoint:${site}`);
+      return { path: '/ckpt/step-00000010', step: 10, copied: true, skipped: [] };
+    },
+  };
+  return { acts: { ...acts, ...recovery }, calls, refs, blocked };
 }

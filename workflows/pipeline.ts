@@ -18,6 +18,7 @@ import type { KubernetesActivities } from '../activities/kubernetes.js';
 import type { PlacementActivities } from '../activities/placement.js';
 import type { RecoveryActivities } from '../activities/recovery.js';
 import type { Deployment, JobRef, JobStatus, ReadinessResult } from '../activities/types.js';
+import type { JobRequest } from '../placement/types.js';
 import { durationMs } from '../spec/duration.js';
 import { classifyJobState, FAILURES, NON_RETRYABLE_TYPES } from '../spec/outcome.js';
 import { STAGES, type PipelineSpec, type RetryOverride, type StageName } from '../spec/pipeline.js';
@@ -133,23 +134,26 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
 
   /** Asks the placement engine where the job fits (recorded in history and the timeline); a job no
    *  site can ever run fails here, before anything is submitted. */
-  async function place(stage: 'preprocess' | 'train', name: string, attempt: number): Promise<string | undefined> {
+  /** The stage as the placement engine sees it. */
+  function stageJob(stage: 'preprocess' | 'train', name: string): JobRequest {
     const r = spec.stages[stage].resources;
-    const { decision, unavailable } = await short.placeJob({
-      job: {
-        id: name,
-        type: stage === 'train' ? (r.gpusPerNode > 0 ? 'ai-training' : 'hpc-mpi') : 'hybrid',
-        tenant: spec.tenant,
-        qos: spec.qos,
-        priority: spec.priority,
-        submit: Date.now() / 1000,
-        count: r.nodes * r.tasksPerNode,
-        per: { cpus: r.cpusPerTask, gpus: r.gpusPerNode / r.tasksPerNode, memoryMB: r.memoryMB / r.tasksPerNode },
-        walltime: durationMs(r.walltime) / 1000,
-        deadline: spec.deadline ? Date.parse(spec.deadline) / 1000 : undefined,
-        checkpointable: stage === 'train',
-      },
-    });
+    return {
+      id: name,
+      type: stage === 'train' ? (r.gpusPerNode > 0 ? 'ai-training' : 'hpc-mpi') : 'hybrid',
+      tenant: spec.tenant,
+      qos: spec.qos,
+      priority: spec.priority,
+      submit: Date.now() / 1000,
+      count: r.nodes * r.tasksPerNode,
+      per: { cpus: r.cpusPerTask, gpus: r.gpusPerNode / r.tasksPerNode, memoryMB: r.memoryMB / r.tasksPerNode },
+      walltime: durationMs(r.walltime) / 1000,
+      deadline: spec.deadline ? Date.parse(spec.deadline) / 1000 : undefined,
+      checkpointable: stage === 'train',
+    };
+  }
+
+  async function place(stage: 'preprocess' | 'train', name: string, attempt: number): Promise<string | undefined> {
+    const { decision, unavailable } = await short.placeJob({ job: stageJob(stage, name) });
     const where = 'placement' in decision && decision.placement ? ` on ${decision.placement.site}/${decision.placement.cluster}/${decision.placement.partition}` : '';
     record({ kind: 'placement', stage, attempt, site: 'placement' in decision ? decision.placement?.site : undefined, message: `${decision.kind}${where}: ${decision.explanation}${unavailable.length ? ` (unobserved: ${unavailable.map((u) => u.source).join(', ')})` : ''}` });
     if (decision.kind === 'reject') throw ApplicationFailure.create({ type: 'PlacementRejected', nonRetryable: true, message: `no configured site can run the ${stage} stage: ${decision.explanation}` });
@@ -235,12 +239,14 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
       site = undefined;
     };
 
-    async function chooseSite(): Promise<string> {
+    async function chooseSite(attempt: number): Promise<string> {
       const waitStart = Date.now();
+      // Healthy sites are ranked by placement on their live inventories (activities/recovery.ts).
+      const job = stageJob('train', jobName(workflowId, 'train', attempt));
       for (let round = 0; ; round++) {
-        let choice = await short.chooseSite({ exclude, sites: fo.sites });
+        let choice = await short.chooseSite({ exclude, sites: fo.sites, job });
         // Nothing else is healthy: the site that failed may still be the best place to resume.
-        if (!choice.site && exclude.length) choice = await short.chooseSite({ exclude: [], sites: fo.sites });
+        if (!choice.site && exclude.length) choice = await short.chooseSite({ exclude: [], sites: fo.sites, job });
         if (choice.site) {
           record({ kind: 'site-choice', stage: 'train', site: choice.site, message: `chose ${choice.site}: ${choice.probes.join('; ')}` });
           return choice.site;
@@ -258,7 +264,7 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
     try {
       for (let attempt = 1; ; attempt++) {
         st.attempts = attempt;
-        const at = site ?? (await chooseSite());
+        const at = site ?? (await chooseSite(attempt));
         site = at;
         const staged = await staging.stageSite({ runKey, site: at });
         for (const k of staged.skipped) record({ kind: 'restore', stage: 'train', site: k.source, message: `skipped checkpoint ${k.path} at ${k.source}: ${k.reason}` });

@@ -4,9 +4,9 @@
 import { Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { createTandemWorker } from '../../workers/worker.js';
 import { createActivities } from '../../activities/index.js';
-import { createRecoveryActivities, firecrestHasher, firecrestHealth, slurmrestdHealth, type RecoverySite } from '../../activities/recovery.js';
-import { FirecrestJobBackend } from '../../backends/slurm/firecrest-backend.js';
-import { SlurmrestdJobBackend } from '../../backends/slurm/slurmrestd-backend.js';
+import { createRecoveryActivities } from '../../activities/recovery.js';
+import { recoverySite } from '../../activities/recovery-sites.js';
+import type { SiteConfig } from '../../spec/sites.js';
 
 export interface SiteDescriptor {
   name: string;
@@ -18,20 +18,18 @@ export interface SiteDescriptor {
   tokenUrl?: string;
 }
 
-export function recoverySite(d: SiteDescriptor, env: NodeJS.ProcessEnv = process.env): RecoverySite {
-  if (d.api === 'firecrest') {
-    const credentials = { tokenUrl: d.tokenUrl!, clientId: env.TANDEM_CHAOS_CLIENT_ID!, clientSecret: env.TANDEM_CHAOS_CLIENT_SECRET! };
-    const b = new FirecrestJobBackend({ site: d.name, system: d.name, workDir: d.workDir, statusIntervalMs: 300, firecrest: { baseUrl: d.baseUrl!, credentials, timeoutMs: 3000, backoff: { attempts: 6, initialMs: 50, maxMs: 500 } } });
-    return { name: d.name, backend: b, root: d.root, health: firecrestHealth(b.client, d.name), hasher: firecrestHasher(b.client, d.name) };
-  }
-  const b = new SlurmrestdJobBackend({ site: d.name, workDir: d.workDir, statusIntervalMs: 300, rest: { socketPath: d.restSocket!, timeoutMs: 3000, backoff: { attempts: 2, initialMs: 100, maxMs: 500 } } });
-  return { name: d.name, backend: b, root: d.root, health: slurmrestdHealth(b.client) };
+/** The same site configuration a sites file gives (spec/sites.ts), with the chaos bed's short timeouts. */
+export function siteConfig(d: SiteDescriptor): SiteConfig {
+  const common = { name: d.name, workDir: d.workDir, root: d.root, statusIntervalMs: 300, timeoutMs: 3000 };
+  // Through FirecREST the gateway injects faults: retry more before an observation counts as failed.
+  if (d.api === 'firecrest') return { ...common, api: 'firecrest', url: d.baseUrl!, tokenUrl: d.tokenUrl!, clientId: process.env.TANDEM_CHAOS_CLIENT_ID!, clientSecretEnv: 'TANDEM_CHAOS_CLIENT_SECRET', retries: 5 };
+  return { ...common, api: 'slurmrestd', socket: d.restSocket!, retries: 1 };
 }
 
 if (process.argv[1]?.endsWith('worker.ts')) {
   Runtime.install({ telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }) } } });
   const home = process.env.TANDEM_HOME!;
-  const sites = (JSON.parse(process.env.TANDEM_CHAOS_SITES!) as SiteDescriptor[]).map((d) => recoverySite(d));
+  const sites = (JSON.parse(process.env.TANDEM_CHAOS_SITES!) as SiteDescriptor[]).map((d) => recoverySite(siteConfig(d)));
   const { worker, connection } = await createTandemWorker({
     address: process.env.TEMPORAL_ADDRESS!,
     taskQueue: process.env.TANDEM_TASK_QUEUE,

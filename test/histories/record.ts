@@ -19,20 +19,27 @@ import { admitUpdate, releaseUpdate } from '../../workflows/ledger.js';
 import type { temporal } from '@temporalio/proto';
 import { fakeSite } from '../migration/fake-site.js';
 import { MigrationPlanSchema } from '../../spec/migration.js';
+import type { PipelineTuning } from '../../workflows/pipeline.js';
 
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
-const scenarios: Record<string, FakeScript> = {
+const scenarios: Record<string, FakeScript & { tuning?: PipelineTuning }> = {
   'hybridPipeline-happy': {},
   'hybridPipeline-train-retry': { jobStates: { train: ['NODE_FAIL', 'COMPLETED'] } },
   'hybridPipeline-deploy-gate-fails': { failGate: true },
+  // NODE_FAIL at zurich → fenced, failover to lugano, resumed from the checkpoint copied there.
+  'hybridPipeline-failover': { jobStates: { train: ['NODE_FAIL', 'COMPLETED'] }, tuning: { failover: { sites: ['zurich', 'lugano'] } } },
 };
+// `npm run histories:record -- <name>…` records only those (by file name without .json); all by default.
+const only = process.argv.slice(2);
+const wanted = (name: string) => !only.length || only.includes(name);
 
 Runtime.install({ logger: new DefaultLogger('WARN') });
 // The same JSON as `temporal workflow show --output json` and the Web UI's export.
 // Replay needs a run's own workflow id (child ids and lock holders derive from it): kept beside the files.
 const IDS = join(HERE, 'workflow-ids.json');
 function save(name: string, history: temporal.api.history.v1.IHistory, workflowId?: string): void {
+  if (!wanted(name)) return;
   writeFileSync(join(HERE, `${name}.json`), JSON.stringify(JSON.parse(historyToJSON(history)), null, 1) + '\n');
   if (workflowId) {
     const ids = existsSync(IDS) ? (JSON.parse(readFileSync(IDS, 'utf8')) as Record<string, string>) : {};
@@ -76,12 +83,13 @@ const dir = mkdtempSync(join(tmpdir(), 'tandem-record-'));
 const server = await startDevServer({ dbFile: join(dir, 'temporal.db') });
 try {
   for (const [name, script] of Object.entries(scenarios)) {
+    if (!wanted(name)) continue;
     const fake = fakeActivities(script);
     const taskQueue = `record-${name}`;
     const { worker, connection } = await createTandemWorker({ address: server.address, taskQueue, home: dir, activities: fake.acts });
     const tandem = await TandemClient.connect({ address: server.address, taskQueue });
     await worker.runUntil(async () => {
-      const h = await tandem.launch(validatePipelineSpec({ name: 'recorded', retry: { initialInterval: '100ms' } }), { id: name });
+      const h = await tandem.launch(validatePipelineSpec({ name: 'recorded', retry: { initialInterval: '100ms' } }), { id: name, tuning: script.tuning });
       await h.result().catch(() => undefined);
       const history = await h.workflow.fetchHistory();
       save(name, history, name);
@@ -90,7 +98,7 @@ try {
     await connection.close();
   }
   // An Argo DAG run on the local runtime, and a quota ledger after two updates.
-  {
+  if (only.some((n) => !(n in scenarios)) || !only.length) {
     const taskQueue = 'record-argo';
     const site = fakeSite();
     const { worker, connection } = await createTandemWorker({ address: server.address, taskQueue, home: dir, activities: { ...createArgoActivities({ home: dir }), ...site.acts } });

@@ -84,6 +84,8 @@ test('zurich goes dark mid-training: the job is fenced by its lease and training
     expect(tl.find((e) => e.kind === 'failover')!.message).toMatch(/site zurich unreachable for \d+s/);
     expect(tl.find((e) => e.kind === 'fence')!.message).toMatch(/did not answer/);
     expect(tl.filter((e) => e.kind === 'site-choice').map((e) => e.site)).toEqual(['zurich', 'lugano']);
+    // With both sites healthy, placement ranked them on their live slurmrestd / FirecREST node lists.
+    expect(tl.find((e) => e.kind === 'site-choice')!.message).toMatch(/placement: start on zurich\/zurich\/\w+ /);
     expect(tl.filter((e) => e.kind === 'job-submitted' && e.stage === 'train').map((e) => e.site)).toEqual(['zurich', 'lugano']);
 
     // Resumed at lugano from the newest valid checkpoint zurich wrote, losing at most one interval.

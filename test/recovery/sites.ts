@@ -11,6 +11,7 @@ import { SlurmrestdJobBackend } from '../../backends/slurm/slurmrestd-backend.js
 import { FirecrestJobBackend } from '../../backends/slurm/firecrest-backend.js';
 import type { JobBackend } from '../../backends/types.js';
 import { firecrestHasher, firecrestHealth, slurmrestdHealth, type RecoverySite } from '../../activities/recovery.js';
+import { firecrestSource, slurmrestdSource } from '../../activities/placement-sources.js';
 import { startCluster, type Cluster } from '../slurm/cluster.js';
 import { FirecrestGateway } from '../slurm/gateway/server.js';
 import { SlurmExecutor } from '../slurm/gateway/executor.js';
@@ -36,7 +37,7 @@ export interface TestSite {
 export async function startSite(name: string, api: 'slurmrestd' | 'firecrest' = 'slurmrestd'): Promise<TestSite> {
   const cluster = await startCluster(name);
   let backend: JobBackend;
-  let site: Pick<RecoverySite, 'health' | 'hasher'>;
+  let site: Pick<RecoverySite, 'health' | 'hasher' | 'inventory'>;
   let gateway: FirecrestGateway | undefined;
   let firecrest: TestSite['firecrest'];
   if (api === 'firecrest') {
@@ -46,11 +47,11 @@ export async function startSite(name: string, api: 'slurmrestd' | 'firecrest' = 
     firecrest = { baseUrl, tokenUrl };
     const fc = new FirecrestJobBackend({ site: name, system: name, workDir: cluster.workDir, statusIntervalMs: 300, firecrest: { baseUrl, credentials: { tokenUrl, ...CLIENT }, timeoutMs: 3000, backoff: { attempts: 4, initialMs: 50, maxMs: 500 } } });
     backend = fc;
-    site = { health: firecrestHealth(fc.client, name), hasher: firecrestHasher(fc.client, name) };
+    site = { health: firecrestHealth(fc.client, name), hasher: firecrestHasher(fc.client, name), inventory: firecrestSource(fc, name) };
   } else {
     const rest = new SlurmrestdJobBackend({ site: name, workDir: cluster.workDir, statusIntervalMs: 300, rest: { socketPath: cluster.restSocket, timeoutMs: 3000, backoff: { attempts: 2, initialMs: 100, maxMs: 500 } } });
     backend = rest;
-    site = { health: slurmrestdHealth(rest.client) };
+    site = { health: slurmrestdHealth(rest.client), inventory: slurmrestdSource(rest) };
   }
   const root = join(cluster.workDir, 'tandem');
   mkdirSync(root, { recursive: true });
