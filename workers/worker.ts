@@ -1,5 +1,5 @@
 // Wires Tandem's workflows and activities into a Temporal worker.
-import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleOption, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
 import { ApplicationFailure } from '@temporalio/common';
 import { createActivities, type ActivityConfig } from '../activities/index.js';
@@ -27,8 +27,8 @@ export interface TandemWorkerOptions extends ActivityConfig {
   address: string;
   namespace?: string;
   taskQueue?: string;
-  /** A prebuilt bundle (tests and benchmarks share one); built from workflows/ otherwise. */
-  workflowBundle?: WorkflowBundleWithSourceMap;
+  /** A prebuilt bundle, in memory or as a file (tests and benchmarks share one); built from workflows/ otherwise. */
+  workflowBundle?: WorkflowBundleOption;
   /** Replaces the real activities (workflow tests, benchmarks). */
   activities?: object;
   heartbeatThrottleMs?: number;

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { startDevServer, freePort, type DevServer } from '../../workers/dev-server.js';
+import { bundleWorkflows } from '../../workers/worker.js';
 import { TandemClient } from '../../sdk/client.js';
 import { validatePipelineSpec } from '../../spec/parse.js';
 import { runDirs } from '../../activities/index.js';
@@ -59,6 +60,8 @@ const dbFile = join(base, 'temporal.db');
 let server: DevServer = await startDevServer({ dbFile, port, startTimeoutMs: 90_000 });
 const [zurich, lugano] = await Promise.all([startSite('zurich'), startSite('lugano', 'firecrest')]);
 const sites = [zurich, lugano];
+const bundlePath = join(base, 'workflows.js');
+writeFileSync(bundlePath, (await bundleWorkflows()).code);
 const descriptors: SiteDescriptor[] = sites.map((s) => ({
   name: s.cluster.name,
   api: s.gateway ? 'firecrest' : 'slurmrestd',
@@ -68,6 +71,8 @@ const descriptors: SiteDescriptor[] = sites.map((s) => ({
   ...s.firecrest,
 }));
 
+let restarts = 0;
+
 /** Workers as child processes, restarted by this supervisor whenever one dies. */
 class Supervisor {
   child?: ChildProcess;
@@ -76,7 +81,7 @@ class Supervisor {
   constructor(private readonly home: string, private readonly queue: string) {}
   start(): void {
     const child = spawn(process.execPath, ['--import', TSX, WORKER], {
-      env: { ...process.env, NODE_OPTIONS: '', TEMPORAL_ADDRESS: server.address, TANDEM_HOME: this.home, TANDEM_TASK_QUEUE: this.queue, TANDEM_CHAOS_SITES: JSON.stringify(descriptors), TANDEM_CHAOS_CLIENT_ID: CLIENT.clientId, TANDEM_CHAOS_CLIENT_SECRET: CLIENT.clientSecret },
+      env: { ...process.env, NODE_OPTIONS: '', TEMPORAL_ADDRESS: server.address, TANDEM_HOME: this.home, TANDEM_TASK_QUEUE: this.queue, TANDEM_WORKFLOW_BUNDLE: bundlePath, TANDEM_CHAOS_SITES: JSON.stringify(descriptors), TANDEM_CHAOS_CLIENT_ID: CLIENT.clientId, TANDEM_CHAOS_CLIENT_SECRET: CLIENT.clientSecret },
       stdio: ['ignore', verbose ? 'inherit' : 'ignore', verbose ? 'inherit' : 'ignore'],
     });
     this.child = child;
@@ -169,6 +174,7 @@ async function trial(t: Trial): Promise<{ ok: boolean; duplicates: number; leake
     timeline = await h.timeline().catch(() => []);
   } finally {
     await sup.stop();
+    restarts += sup.restarts;
     const serving = new LocalServingBackend(home);
     for (const d of serving.list()) await serving.undeploy(d.name).catch(() => undefined);
     await tandem.close();
@@ -215,16 +221,22 @@ function lostAfter(id: string, from: TestSite, to: TestSite): number {
 try {
   // (a) SIGKILL the worker at a random point of the run (seeded), then let the supervisor restart it.
   let seed = 12345;
+  const killedIn = new Map<string, number>();
   const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
   await scenario('a', 'SIGKILL worker at a random point', Array.from({ length: TRIALS }, (_, i) => ({
     id: `chaos-a-${i}`,
     steps: 30,
     tuning: fo({ graceMs: 20_000, leaseTtlMs: 12_000 }),
-    chaos: async ({ sup }) => {
+    chaos: async ({ id, sup, tandem }) => {
       await sleep(500 + rand() * 9000);
+      // Where the kill lands, for the table: a kill after the run ended tests nothing.
+      const st = await (await tandem.get(id)).status().catch(() => undefined);
+      const at = !st ? 'unknown' : st.phase === 'running' ? (st.stage ?? 'starting') : 'after the end';
+      killedIn.set(at, (killedIn.get(at) ?? 0) + 1);
       sup.kill();
     },
   })));
+  if (only.includes('a')) rows.at(-1)!.notes.unshift(`kills landed in: ${[...killedIn].map(([k, n]) => `${k} ${n}`).join(', ')}; worker restarts ${restarts}`);
 
   // (b) zurich's daemons stopped mid-training: resume at lugano, lost work ≤ one interval.
   await scenario('b', 'site outage (zurich daemons killed)', [{

@@ -34,6 +34,8 @@ if (process.argv[1]?.endsWith('worker.ts')) {
     address: process.env.TEMPORAL_ADDRESS!,
     taskQueue: process.env.TANDEM_TASK_QUEUE,
     home,
+    // The supervisor bundles the workflows once: a restarted worker is back in seconds, not after a rebuild.
+    workflowBundle: process.env.TANDEM_WORKFLOW_BUNDLE ? { codePath: process.env.TANDEM_WORKFLOW_BUNDLE } : undefined,
     activities: { ...createActivities({ home }), ...createRecoveryActivities({ home, sites, healthTimeoutMs: 3000 }) },
   });
   console.log('worker ready');
