@@ -1,14 +1,17 @@
 // The placement engine: one scheduling pass over a queue produces decisions (start, preempt, reserve,
 // reject), each explained and priced. Pure and deterministic: no I/O, no clock (`now` is an input),
 // no randomness; the only state is the ClusterState it is given, which it updates for starts.
-import { copyView, findFit, liveView, type Fit, type View } from './fit.js';
+import { findFit, readsGpus, type Fit } from './fit.js';
+import { shareProblem } from './gpus.js';
 import { checkLimits, priceOf, queueOrder, urgent } from './policies.js';
 import { chooseVictims } from './preempt.js';
 import { backfillAllowed, fitsEmpty, reserve, type Reservation } from './reserve.js';
-import { ClusterState } from './state.js';
-import type { Decision, Inventory, JobRequest, Placement, PolicyConfig } from './types.js';
+import { ClusterState, type Allocation } from './state.js';
+import type { Decision, Inventory, JobRequest, Placement, PolicyConfig, SlotAssignment } from './types.js';
+import { copyView, holdOnView, liveView, type View } from './view.js';
 
-function describePlacement(s: ClusterState, job: JobRequest, fit: Fit): Placement {
+/** `a`: the booked allocation, whose GPU shares the placement names (an executor binds them). */
+function describePlacement(s: ClusterState, job: JobRequest, fit: Fit, a?: Allocation): Placement {
   const domains = new Set<number>();
   const islands = new Set<number>();
   for (const i of fit.nodes) {
@@ -21,7 +24,11 @@ function describePlacement(s: ClusterState, job: JobRequest, fit: Fit): Placemen
     site: s.site[first],
     cluster: s.cluster[first],
     partition: parts,
-    nodes: fit.nodes.map((i, k) => ({ node: s.ids[i], slots: fit.slots[k], cpus: job.per.cpus * fit.slots[k], gpus: job.per.gpus * fit.slots[k], memoryMB: job.per.memoryMB * fit.slots[k] })),
+    nodes: fit.nodes.map((i, k) => {
+      const n: SlotAssignment = { node: s.ids[i], slots: fit.slots[k], cpus: job.per.cpus * fit.slots[k], gpus: job.per.gpus * fit.slots[k], memoryMB: job.per.memoryMB * fit.slots[k] };
+      if (job.per.gpuMilli !== undefined && a?.gpus) n.gpuIndex = a.gpus[k].map((x) => x - s.gpuOff[i]);
+      return n;
+    }),
     nvlinkDomains: job.per.gpus > 0 ? domains.size : 0,
     ibIslands: islands.size,
   };
@@ -30,19 +37,15 @@ function describePlacement(s: ClusterState, job: JobRequest, fit: Fit): Placemen
 function where(p: Placement, s: ClusterState, fit: Fit, pol: PolicyConfig): string {
   const span = `${p.nodes.length} node(s) of ${p.site}/${p.cluster}/${p.partition}` + (p.nvlinkDomains ? `, ${p.nvlinkDomains} NVLink domain(s)` : '') + `, ${p.ibIslands} IB island(s)`;
   const temp = pol.thermal && fit.nodes.some((i) => s.temp[i] > 0) ? `, coolest rack ${Math.min(...fit.nodes.map((i) => s.temp[i]))} °C` : '';
-  return span + temp + (fit.oversubscribed ? ', oversubscribed' : '');
+  return span + temp + (fit.oversubscribed ? ', oversubscribed' : '') + (fit.why ? `; ${fit.why}` : '');
 }
 
 /** The live view plus what reservations starting before `until` will hold. */
-function viewWithHolds(s: ClusterState, reservations: Reservation[], until: number): View {
-  const v = copyView(s);
+function viewWithHolds(s: ClusterState, reservations: Reservation[], until: number, job: JobRequest, pol: PolicyConfig): View {
+  const v = copyView(s, undefined, readsGpus(s, job, pol));
   for (const r of reservations) {
     if (r.at >= until) continue;
-    for (const [i, h] of r.hold) {
-      v.usedCpu[i] += h.cpus;
-      v.usedGpu[i] += h.gpus;
-      v.usedMem[i] += h.mem;
-    }
+    for (const [i, h] of r.hold) holdOnView(s, v, i, h);
   }
   return v;
 }
@@ -64,6 +67,11 @@ export function schedule(s: ClusterState, queue: JobRequest[], now: number, pol:
   for (const job of queueOrder(s, pol, queue, now)) {
     if (opts.maxJobs !== undefined && examined++ >= opts.maxJobs) break;
     if (s.running.has(job.id)) continue;
+    const bad = shareProblem(job.per);
+    if (bad) {
+      decisions.push({ kind: 'reject', jobId: job.id, reason: 'invalid', explanation: `cannot be placed as asked: ${bad}` });
+      continue;
+    }
     if (pol.deadlines && job.deadline !== undefined && now + job.walltime > job.deadline) {
       decisions.push({ kind: 'reject', jobId: job.id, reason: 'deadline', explanation: `cannot finish by its deadline: ${job.walltime} s of walltime from now ends ${now + job.walltime - job.deadline} s late` });
       continue;
@@ -78,15 +86,14 @@ export function schedule(s: ClusterState, queue: JobRequest[], now: number, pol:
     let fit = findFit(s, live, job, pol);
     if (fit && reservations.length && !backfillAllowed(job, fit, now, reservations, false, pol.backfillExtraNodes) && pol.backfillExtraNodes) {
       // The best spot now collides with a reservation: look again with reserved capacity taken out.
-      fit = findFit(s, viewWithHolds(s, reservations, now + job.walltime), job, pol);
+      fit = findFit(s, viewWithHolds(s, reservations, now + job.walltime, job, pol), job, pol);
     }
     if (fit) {
       if (reservations.length && !backfillAllowed(job, fit, now, reservations, true, pol.backfillExtraNodes)) {
         if (pol.backfill === 'conservative' && reservations.length < pol.reservationDepth) addReservation(job);
         continue;
       }
-      const p = describePlacement(s, job, fit);
-      s.allocate(job, fit.nodes, fit.slots, now);
+      const p = describePlacement(s, job, fit, s.allocate(job, fit.nodes, fit.slots, now, fit.gpus));
       const backfilled = reservations.length > 0;
       decisions.push({
         kind: 'start',
@@ -103,8 +110,7 @@ export function schedule(s: ClusterState, queue: JobRequest[], now: number, pol:
       const v = chooseVictims(s, job, now, pol);
       if (v) {
         for (const a of v.victims) s.release(a.job.id);
-        const p = describePlacement(s, job, v.fit);
-        s.allocate(job, v.fit.nodes, v.fit.slots, now);
+        const p = describePlacement(s, job, v.fit, s.allocate(job, v.fit.nodes, v.fit.slots, now, v.fit.gpus));
         decisions.push({ kind: 'preempt', jobId: job.id, placement: p, victims: v.victims.map((a) => a.job.id), price: priceOf(s, pol, job, v.fit, oneDomain(p)), explanation: `preempt ${v.victims.map((a) => a.job.id).join(', ')} and start on ${where(p, s, v.fit, pol)}: ${v.why}` });
         continue;
       }
@@ -135,13 +141,26 @@ export function schedule(s: ClusterState, queue: JobRequest[], now: number, pol:
   }
 }
 
-/** The decision for one job against an inventory and what already runs there (the activity's entry). */
-export function decide(inv: Inventory, running: { job: JobRequest; nodes: { node: string; slots: number }[]; start: number }[], job: JobRequest, now: number, pol: PolicyConfig): Decision {
+/**
+ * The decision for one job against an inventory and what already runs there (the activity's entry).
+ * A running job's `gpuIndex` names the GPUs (indices on the node) its GPU units sit on, when known.
+ */
+export function decide(inv: Inventory, running: { job: JobRequest; nodes: { node: string; slots: number; gpuIndex?: number[] }[]; start: number }[], job: JobRequest, now: number, pol: PolicyConfig): Decision {
   const s = new ClusterState(inv);
   for (const r of running) {
     const idx = r.nodes.map((n) => s.index.get(n.node));
     if (idx.some((i) => i === undefined)) continue; // a job on nodes that are no longer in the inventory
-    s.allocate(r.job, idx as number[], r.nodes.map((n) => n.slots), r.start);
+    // What runs is a fact: a share the engine would refuse still counts, as a node-level share, and
+    // GPU indices that do not add up are left to the engine to choose.
+    const { per } = r.job;
+    const j = shareProblem(per) ? { ...r.job, per: { cpus: per.cpus, gpus: per.gpus, memoryMB: per.memoryMB } } : r.job;
+    const slots = r.nodes.map((n) => n.slots);
+    const gpus = r.nodes.every((n) => n.gpuIndex) ? r.nodes.map((n, k) => n.gpuIndex!.map((g) => s.gpuOff[idx[k]!] + g)) : undefined;
+    try {
+      s.allocate(j, idx as number[], slots, r.start, gpus);
+    } catch {
+      s.allocate(j, idx as number[], slots, r.start);
+    }
   }
   const d = schedule(s, [job], now, { ...pol, backfill: pol.backfill === 'none' ? 'easy' : pol.backfill }).find((x) => x.jobId === job.id);
   return d ?? { kind: 'reject', jobId: job.id, reason: 'no-decision', explanation: 'the engine produced no decision for this job' };

@@ -139,7 +139,7 @@ export const islandTemps = (s: ClusterState): Float64Array => perState(s).island
 
 function shapeKey(job: JobRequest, os: boolean, thermal: boolean): string {
   const { per } = job;
-  return `${per.cpus}|${per.gpus}|${per.memoryMB}|${job.maxPerNode ?? ''}|${per.gpus > 0 ? (job.gpuModel ?? '') : ''}|${job.type}|${os ? 1 : 0}|${thermal ? 1 : 0}`;
+  return `${per.cpus}|${per.gpus}|${per.gpuMilli ?? ''}|${per.memoryMB}|${job.maxPerNode ?? ''}|${per.gpus > 0 ? (job.gpuModel ?? '') : ''}|${job.type}|${os ? 1 : 0}|${thermal ? 1 : 0}`;
 }
 
 /**

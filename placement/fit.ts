@@ -2,33 +2,35 @@
 // Topology-aware: one NVLink domain if possible, else one IB island, else the fewest islands of one
 // cluster; best-fit inside a group so large holes stay whole; coolest rack first on ties. With
 // topology off it is a greedy first-fit in inventory order (the Kubernetes-default-like baseline).
+// A packing policy (packing.ts) gets the first say over jobs that fit on a single node.
 import { islandTemps, shapeIndex } from './fit-index.js';
+import { gpuSlotCap } from './gpus.js';
+import { packFit } from './packing.js';
 import type { ClusterState } from './state.js';
 import { QOS_RULES, type JobRequest, type PolicyConfig } from './types.js';
+import type { View } from './view.js';
 
-/** Resource use per node the fit works against: the live state, or a projection of it. */
-export interface View {
-  usedCpu: Float64Array;
-  usedGpu: Float64Array;
-  usedMem: Float64Array;
-  /** True only for the live state, whose island aggregates let whole islands be skipped. */
-  live: boolean;
-}
+export { copyView, liveView, type View } from './view.js';
 
 export interface Fit {
   nodes: number[];
   slots: number[];
   /** Some slot sits beyond a node's physical capacity (allowed only for oversubscribing classes). */
   oversubscribed: boolean;
+  /** GPUs (global numbers) per node entry, when the policy chose them; else allocation chooses. */
+  gpus?: number[][];
+  /** Why a packing policy chose this node, for the decision's explanation. */
+  why?: string;
 }
 
 const EPS = 1e-9;
 
-export const liveView = (s: ClusterState): View => ({ usedCpu: s.usedCpu, usedGpu: s.usedGpu, usedMem: s.usedMem, live: true });
-
-export function copyView(s: ClusterState, v: View = liveView(s)): View {
-  return { usedCpu: Float64Array.from(v.usedCpu), usedGpu: Float64Array.from(v.usedGpu), usedMem: Float64Array.from(v.usedMem), live: false };
-}
+/**
+ * Must a projection made to fit this job track per-GPU state? Shares and FGD always read it; whole
+ * GPUs only beside shares, so without shares running (a whole-GPU cluster) projections skip the copy.
+ */
+export const readsGpus = (s: ClusterState, job: JobRequest, pol: PolicyConfig): boolean =>
+  job.per.gpuMilli !== undefined || pol.packing === 'fgd' || (job.per.gpus > 0 && (s.sharesRunning > 0 || s.gpu.partialTotal > 0));
 
 export function mayOversubscribe(job: JobRequest, pol: PolicyConfig): boolean {
   return pol.oversubscription && QOS_RULES[job.qos].oversubscribe;
@@ -47,12 +49,17 @@ export function slotsOn(s: ClusterState, v: View, i: number, job: JobRequest, os
   const { per } = job;
   let k = job.maxPerNode ?? Number.MAX_SAFE_INTEGER;
   if (per.cpus > 0) k = Math.min(k, Math.floor((s.capCpu[i] * (os ? s.osCpu[i] : 1) - v.usedCpu[i] + EPS) / per.cpus));
-  if (per.gpus > 0) k = Math.min(k, Math.floor((s.capGpu[i] * (os ? s.osGpu[i] : 1) - v.usedGpu[i] + EPS) / per.gpus));
+  if (per.gpus > 0) {
+    k = Math.min(k, Math.floor((s.capGpu[i] * (os ? s.osGpu[i] : 1) - v.usedGpu[i] + EPS) / per.gpus));
+    // Per-GPU state matters only for shares and beside them; whole-GPU-only clusters (the common
+    // case, and a hot loop) never look it up.
+    if (k > 0 && (per.gpuMilli !== undefined || (v.gpu.partialTotal > 0 && v.gpu.partial[i] > 0))) k = Math.min(k, gpuSlotCap(s.gpuOff, v.gpu, i, per));
+  }
   if (per.memoryMB > 0) k = Math.min(k, Math.floor((s.capMem[i] - v.usedMem[i] + EPS) / per.memoryMB));
   return k > 0 ? k : 0;
 }
 
-function overPhysical(s: ClusterState, v: View, i: number, job: JobRequest, k: number): boolean {
+export function overPhysical(s: ClusterState, v: View, i: number, job: JobRequest, k: number): boolean {
   return v.usedCpu[i] + job.per.cpus * k > s.capCpu[i] + EPS || v.usedGpu[i] + job.per.gpus * k > s.capGpu[i] + EPS;
 }
 
@@ -65,8 +72,14 @@ export function findFit(s: ClusterState, v: View, job: JobRequest, pol: PolicyCo
   const os = mayOversubscribe(job, pol);
   const need = job.count;
   if (need <= 0) return undefined;
+  if (!v.gpuTracked && readsGpus(s, job, pol)) throw new Error(`job ${job.id} needs GPU state the view does not track`);
   // Whole-cluster bound on physical capacity; oversubscribing classes see up to the largest ratio.
   if (v.live && !os && (need * job.per.cpus > s.freeCpu + EPS || need * job.per.gpus > s.freeGpu + EPS || need * job.per.memoryMB > s.freeMem + EPS)) return undefined;
+  if (pol.packing && pol.packing !== 'topology') {
+    const one = packFit(s, v, job, pol, os);
+    // A single slot that fits on no node fits nowhere; a gang may still span nodes.
+    if (one || need === 1) return one;
+  }
   return pol.topology ? topologyFit(s, v, job, pol, os, need) : firstFit(s, v, job, os, need);
 }
 

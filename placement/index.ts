@@ -4,3 +4,4 @@ export { ClusterState, type Allocation } from './state.js';
 export { schedule, decide, type PassOptions } from './engine.js';
 export { findFit, liveView, slotsOn, type Fit, type View } from './fit.js';
 export { demand, dominant, entitlement } from './policies.js';
+export { typicalWorkload } from './fragmentation.js';

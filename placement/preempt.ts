@@ -1,9 +1,10 @@
 // Priority / guarantee preemption: the fewest victims, then the fewest non-checkpointable ones, then
 // the least lost work. Exact over small candidate sets, greedy-then-prune beyond a search budget.
-import { copyView, findFit, type Fit, type View } from './fit.js';
+import { findFit, readsGpus, type Fit } from './fit.js';
 import { guaranteeAllows, lostWork, rank } from './policies.js';
 import type { Allocation, ClusterState } from './state.js';
 import type { JobRequest, PolicyConfig } from './types.js';
+import { copyView, releaseOnView, type View } from './view.js';
 
 export interface VictimChoice {
   victims: Allocation[];
@@ -13,15 +14,9 @@ export interface VictimChoice {
 
 const SEARCH_BUDGET = 4000;
 
-function viewWithout(s: ClusterState, victims: Allocation[]): View {
-  const v = copyView(s);
-  for (const a of victims)
-    for (let k = 0; k < a.nodes.length; k++) {
-      const i = a.nodes[k];
-      v.usedCpu[i] -= a.job.per.cpus * a.slots[k];
-      v.usedGpu[i] -= a.job.per.gpus * a.slots[k];
-      v.usedMem[i] -= a.job.per.memoryMB * a.slots[k];
-    }
+function viewWithout(s: ClusterState, victims: Allocation[], gpus: boolean): View {
+  const v = copyView(s, undefined, gpus);
+  for (const a of victims) releaseOnView(v, a);
   return v;
 }
 
@@ -35,6 +30,7 @@ const better = (a: [number, number, number], b: [number, number, number]) => a[0
 
 export function chooseVictims(s: ClusterState, job: JobRequest, now: number, pol: PolicyConfig): VictimChoice | undefined {
   const r = rank(pol, job);
+  const gpus = readsGpus(s, job, pol);
   const cands: { a: Allocation; cost: number; byGuarantee: boolean }[] = [];
   for (const a of s.running.values()) {
     const byRank = rank(pol, a.job) < r;
@@ -43,7 +39,7 @@ export function chooseVictims(s: ClusterState, job: JobRequest, now: number, pol
   }
   if (!cands.length) return undefined;
   cands.sort((x, y) => Number(!x.a.job.checkpointable) - Number(!y.a.job.checkpointable) || x.cost - y.cost || (x.a.job.id < y.a.job.id ? -1 : 1));
-  if (!findFit(s, viewWithout(s, cands.map((c) => c.a)), job, pol)) return undefined;
+  if (!findFit(s, viewWithout(s, cands.map((c) => c.a), gpus), job, pol)) return undefined;
 
   const keyOf = (set: typeof cands): [number, number, number] => [set.length, set.filter((c) => !c.a.job.checkpointable).length, set.reduce((t, c) => t + c.cost, 0)];
   let best: Scored | undefined;
@@ -54,7 +50,7 @@ export function chooseVictims(s: ClusterState, job: JobRequest, now: number, pol
     for (;;) {
       if (budget-- <= 0) break;
       const set = idx.map((k) => cands[k]);
-      const fit = findFit(s, viewWithout(s, set.map((c) => c.a)), job, pol);
+      const fit = findFit(s, viewWithout(s, set.map((c) => c.a), gpus), job, pol);
       if (fit) {
         const key = keyOf(set);
         if (!best || better(key, best.key) < 0) best = { set: set.map((c) => c.a), fit, key };
@@ -72,13 +68,13 @@ export function chooseVictims(s: ClusterState, job: JobRequest, now: number, pol
     const set: typeof cands = [];
     for (const c of cands) {
       set.push(c);
-      if (findFit(s, viewWithout(s, set.map((x) => x.a)), job, pol)) break;
+      if (findFit(s, viewWithout(s, set.map((x) => x.a), gpus), job, pol)) break;
     }
     for (let k = set.length - 1; k >= 0; k--) {
       const without = set.filter((_, q) => q !== k);
-      if (findFit(s, viewWithout(s, without.map((x) => x.a)), job, pol)) set.splice(k, 1);
+      if (findFit(s, viewWithout(s, without.map((x) => x.a), gpus), job, pol)) set.splice(k, 1);
     }
-    const fit = findFit(s, viewWithout(s, set.map((x) => x.a)), job, pol);
+    const fit = findFit(s, viewWithout(s, set.map((x) => x.a), gpus), job, pol);
     if (!fit) return undefined;
     best = { set: set.map((c) => c.a), fit, key: keyOf(set) };
   }

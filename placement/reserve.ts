@@ -1,8 +1,10 @@
 // Reservations for blocked jobs (EASY: the first; conservative: every one up to a depth) and the
 // backfill test: a later job may start now only if every reservation it overlaps keeps what it needs.
-import { copyView, findFit, liveView, type Fit, type View } from './fit.js';
+import { findFit, readsGpus, type Fit } from './fit.js';
+import { unitMilli, unitsPerSlot } from './gpus.js';
 import type { ClusterState } from './state.js';
 import type { JobRequest, PolicyConfig } from './types.js';
+import { copyView, emptyView, holdOnView, liveView, releaseOnView, type Hold, type View } from './view.js';
 
 export interface Reservation {
   jobId: string;
@@ -12,12 +14,13 @@ export interface Reservation {
   /** Per reserved node: what is left at `at` after the reserved job takes its share. */
   spare: Map<number, { cpus: number; gpus: number; mem: number }>;
   /** The reserved job's own use per node, so later reservations can plan around it. */
-  hold: Map<number, { cpus: number; gpus: number; mem: number }>;
+  hold: Map<number, Hold>;
 }
 
 function holdOf(job: JobRequest, fit: Fit) {
-  const hold = new Map<number, { cpus: number; gpus: number; mem: number }>();
-  fit.nodes.forEach((i, k) => hold.set(i, { cpus: job.per.cpus * fit.slots[k], gpus: job.per.gpus * fit.slots[k], mem: job.per.memoryMB * fit.slots[k] }));
+  const hold = new Map<number, Hold>();
+  const { per } = job;
+  fit.nodes.forEach((i, k) => hold.set(i, { cpus: per.cpus * fit.slots[k], gpus: per.gpus * fit.slots[k], mem: per.memoryMB * fit.slots[k], units: unitsPerSlot(per) * fit.slots[k], milli: unitMilli(per) }));
   return hold;
 }
 
@@ -26,7 +29,7 @@ function holdOf(job: JobRequest, fit: Fit) {
  * their nodes: releases are replayed in order of estimated end on a projected view.
  */
 export function reserve(s: ClusterState, job: JobRequest, now: number, pol: PolicyConfig, earlier: Reservation[]): Reservation | undefined {
-  const view = copyView(s);
+  const view = copyView(s, undefined, readsGpus(s, job, pol));
   const ends = [...s.running.values()].sort((a, b) => a.estEnd - b.estEnd || (a.job.id < b.job.id ? -1 : 1));
   const times: number[] = [now];
   for (const a of ends) times.push(Math.max(now, a.estEnd));
@@ -45,12 +48,7 @@ export function reserve(s: ClusterState, job: JobRequest, now: number, pol: Poli
     last = t;
     while (next < ends.length && Math.max(now, ends[next].estEnd) <= t) {
       const a = ends[next++];
-      for (let k = 0; k < a.nodes.length; k++) {
-        const i = a.nodes[k];
-        view.usedCpu[i] -= a.job.per.cpus * a.slots[k];
-        view.usedGpu[i] -= a.job.per.gpus * a.slots[k];
-        view.usedMem[i] -= a.job.per.memoryMB * a.slots[k];
-      }
+      releaseOnView(view, a);
       freeCpu += a.job.per.cpus * a.job.count;
       freeGpu += a.job.per.gpus * a.job.count;
     }
@@ -59,12 +57,7 @@ export function reserve(s: ClusterState, job: JobRequest, now: number, pol: Poli
     let v: View = view;
     if (overlapping.length) {
       v = copyView(s, view);
-      for (const r of overlapping)
-        for (const [i, h] of r.hold) {
-          v.usedCpu[i] += h.cpus;
-          v.usedGpu[i] += h.gpus;
-          v.usedMem[i] += h.mem;
-        }
+      for (const r of overlapping) for (const [i, h] of r.hold) holdOnView(s, v, i, h);
     }
     const fit = findFit(s, v, job, pol);
     if (!fit) continue;
@@ -76,7 +69,11 @@ export function reserve(s: ClusterState, job: JobRequest, now: number, pol: Poli
   return undefined;
 }
 
-/** Can `job` start now on `fit` without delaying any reservation? Commits the use when it can. */
+/**
+ * Can `job` start now on `fit` without delaying any reservation? Commits the use when it can. Spare
+ * capacity is counted per node, not per GPU: a backfilled share may take the fraction of the GPU a
+ * reserved share was planned on (reservations are advisory; the reserved job is placed afresh).
+ */
 export function backfillAllowed(job: JobRequest, fit: Fit, now: number, reservations: Reservation[], commit: boolean, extraNodes = true): boolean {
   const end = now + job.walltime;
   const touched: { r: Reservation; i: number; c: number; g: number; m: number }[] = [];
@@ -105,8 +102,7 @@ export function backfillAllowed(job: JobRequest, fit: Fit, now: number, reservat
 
 /** Does the job fit on the cluster at all (everything idle)? Cached per job shape. */
 export function fitsEmpty(s: ClusterState, job: JobRequest, pol: PolicyConfig): boolean {
-  const empty: View = { usedCpu: new Float64Array(s.n), usedGpu: new Float64Array(s.n), usedMem: new Float64Array(s.n), live: false };
-  return findFit(s, empty, job, pol) !== undefined;
+  return findFit(s, emptyView(s), job, pol) !== undefined;
 }
 
 export { liveView };

@@ -1,11 +1,15 @@
 // The mutable, indexed view of an inventory the engine works on: flat typed arrays per node, groups
-// per NVLink domain and IB island, running allocations and per-tenant usage. Pure (no I/O, no clock).
+// per NVLink domain and IB island, free thousandths per GPU, running allocations and per-tenant usage.
+// Pure (no I/O, no clock).
+import { freshGpus, giveUnits, shareProblem, takeChosen, takeUnits, unitMilli, unitsPerSlot, type GpuState } from './gpus.js';
 import type { Inventory, JobRequest, JobType, NodePrice } from './types.js';
 
 export interface Allocation {
   job: JobRequest;
   nodes: number[];
   slots: number[];
+  /** Per node entry, the GPUs (global numbers) its slots are bound to; absent when the job binds none. */
+  gpus?: number[][];
   start: number;
   /** Start + walltime estimate: what reservations plan with. */
   estEnd: number;
@@ -51,6 +55,11 @@ export class ClusterState {
   /** Free physical resources per island, kept incrementally so whole islands are skipped cheaply. */
   readonly islandFreeCpu: Float64Array;
   readonly islandFreeGpu: Float64Array;
+  /** Node i owns GPUs gpuOff[i] .. gpuOff[i + 1] - 1 of `gpu`. */
+  readonly gpuOff: Int32Array;
+  readonly gpu: GpuState;
+  /** Running jobs that hold shares of a GPU (while none run, no GPU is partly taken). */
+  sharesRunning = 0;
   readonly index = new Map<string, number>();
   readonly running = new Map<string, Allocation>();
   readonly tenantUsage = new Map<string, Usage>();
@@ -140,6 +149,9 @@ export class ClusterState {
       this.islandFreeCpu[this.islandOf[i]] += this.capCpu[i];
       this.islandFreeGpu[this.islandOf[i]] += this.capGpu[i];
     }
+    this.gpuOff = new Int32Array(n + 1);
+    for (let i = 0; i < n; i++) this.gpuOff[i + 1] = this.gpuOff[i] + Math.max(0, Math.floor(this.capGpu[i]));
+    this.gpu = freshGpus(this.gpuOff);
     this.changeLogLimit = Math.max(4096, 4 * n);
     this.freeCpu = this.totalCpu;
     this.freeGpu = this.totalGpu;
@@ -150,10 +162,18 @@ export class ClusterState {
     return this.tenantUsage.get(tenant) ?? { cpus: 0, gpus: 0, mem: 0 };
   }
 
-  /** Books a placement. Throws if the job is already running (a caller bug, never silently doubled). */
-  allocate(job: JobRequest, nodes: number[], slots: number[], start: number): Allocation {
+  /**
+   * Books a placement. Throws if the job is already running or asks for an impossible share (caller
+   * bugs, never silently doubled). `gpus` pins the GPUs per node entry (global numbers, as a packing
+   * policy chose them); otherwise each share takes the tightest GPU it fits and whole GPUs the lowest free.
+   */
+  allocate(job: JobRequest, nodes: number[], slots: number[], start: number, gpus?: number[][]): Allocation {
     if (this.running.has(job.id)) throw new Error(`job ${job.id} is already allocated`);
+    const bad = shareProblem(job.per);
+    if (bad) throw new Error(`job ${job.id}: ${bad}`);
     const a: Allocation = { job, nodes, slots, start, estEnd: start + job.walltime };
+    if (unitsPerSlot(job.per) > 0) a.gpus = this.bindGpus(job, nodes, slots, gpus);
+    if (job.per.gpuMilli !== undefined) this.sharesRunning++;
     this.apply(a, 1);
     this.running.set(job.id, a);
     return a;
@@ -163,8 +183,38 @@ export class ClusterState {
     const a = this.running.get(jobId);
     if (!a) return undefined;
     this.running.delete(jobId);
+    if (a.gpus) {
+      const milli = unitMilli(a.job.per);
+      for (let k = 0; k < a.nodes.length; k++) giveUnits(this.gpu, a.nodes[k], milli, a.gpus[k]);
+    }
+    if (a.job.per.gpuMilli !== undefined) this.sharesRunning--;
     this.apply(a, -1);
     return a;
+  }
+
+  private bindGpus(job: JobRequest, nodes: number[], slots: number[], chosen: number[][] | undefined): number[][] {
+    const units = unitsPerSlot(job.per);
+    const milli = unitMilli(job.per);
+    const bound: number[][] = [];
+    try {
+      for (let k = 0; k < nodes.length; k++) {
+        const i = nodes[k];
+        const pick = chosen?.[k];
+        const out: number[] = [];
+        if (!pick) takeUnits(this.gpuOff, this.gpu, i, milli, units * slots[k], out);
+        else {
+          if (pick.length !== units * slots[k]) throw new Error(`job ${job.id}: ${pick.length} GPU(s) chosen on node ${this.ids[i]} for ${units * slots[k]} unit(s)`);
+          takeChosen(this.gpuOff, this.gpu, i, milli, pick);
+          out.push(...pick);
+        }
+        bound.push(out);
+      }
+    } catch (e) {
+      // A bad choice must leave the state as it was.
+      bound.forEach((gs, k) => giveUnits(this.gpu, nodes[k], milli, gs));
+      throw e;
+    }
+    return bound;
   }
 
   private apply(a: Allocation, sign: 1 | -1): void {

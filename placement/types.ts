@@ -52,6 +52,22 @@ export interface Inventory {
   sites: SiteSpec[];
 }
 
+export interface SlotResources {
+  cpus: number;
+  /**
+   * GPUs per slot. A whole number takes that many fully free GPUs; any other fraction without
+   * `gpuMilli` is a node-level share (the pooled model: counted per node, bound to no GPU).
+   */
+  gpus: number;
+  memoryMB: number;
+  /**
+   * A share of one GPU, in thousandths (1..999): the slot must fit inside a single GPU's remaining
+   * fraction, beside other shares. `gpus` must then be gpuMilli / 1000, which is what quotas, prices
+   * and the per-node counters see; a job where they disagree is rejected.
+   */
+  gpuMilli?: number;
+}
+
 /** A job asks for `count` identical slots; a gang job gets all of them at once or none. */
 export interface JobRequest {
   id: string;
@@ -64,7 +80,7 @@ export interface JobRequest {
   /** Number of slots (MPI ranks, GPUs, nodes) — the gang size. */
   count: number;
   /** Resources of one slot. */
-  per: { cpus: number; gpus: number; memoryMB: number };
+  per: SlotResources;
   /** At most this many slots on one node; 1 means "whole-node gang members" (e.g. Slurm -N n). */
   maxPerNode?: number;
   gpuModel?: string;
@@ -87,6 +103,8 @@ export interface SlotAssignment {
   cpus: number;
   gpus: number;
   memoryMB: number;
+  /** GPUs (indices on the node) the slots of a GPU-sharing job sit on, one per slot. */
+  gpuIndex?: number[];
 }
 
 export interface Placement {
@@ -119,6 +137,27 @@ export interface TenantSpec {
 
 export type QueueOrder = 'fcfs' | 'sjf' | 'priority' | 'fairshare' | 'las';
 
+/**
+ * How a job whose slots fit on one node picks that node. 'topology' is the group-then-node fit of
+ * fit.ts. 'best-fit' leaves the least CPU and GPU behind (FGD's packing baseline). 'fgd' is FGD's
+ * fragmentation gradient descent (Weng et al., ATC'23): the node whose expected GPU fragmentation
+ * under `targetWorkload` grows least. A job that needs several nodes gets the fit `topology` selects.
+ */
+export type Packing = 'topology' | 'best-fit' | 'fgd';
+
+/** One task shape of the workload the cluster expects, with its share of the tasks (shares sum to 1). */
+export interface WorkloadShape {
+  share: number;
+  cpus: number;
+  /** Checked only when given (FGD's own definition looks at CPU and GPU alone). */
+  memoryMB?: number;
+  /** Whole GPUs of the task; ignored when `gpuMilli` is set. 0 for a CPU-only task. */
+  gpus: number;
+  /** A share of one GPU in thousandths (1..999), as in a slot. */
+  gpuMilli?: number;
+  gpuModel?: string;
+}
+
 export interface PolicyConfig {
   order: QueueOrder;
   quotas: boolean;
@@ -142,6 +181,10 @@ export interface PolicyConfig {
   /** Least-attained-service queue thresholds in GPU-seconds (Tiresias' discretised queues). */
   lasThresholds: number[];
   tenants: TenantSpec[];
+  /** Single-node packing rule; 'topology' when absent. */
+  packing?: Packing;
+  /** The workload 'fgd' keeps room for; the caller derives it (e.g. typicalWorkload over a trace). */
+  targetWorkload?: WorkloadShape[];
 }
 
 export interface QosRule {

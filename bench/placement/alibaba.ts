@@ -6,11 +6,12 @@
 // fresh ids) until the arrived demand passes 130% of capacity. Cluster: all 1,523 nodes of
 // openb_node_list_all_node.csv (CPU-only tasks go anywhere they fit, GPU nodes included).
 //
-// The placement engine keeps one GPU counter per node and cannot express per-GPU sharing, so it has
-// no row here (adding per-GPU state to placement/ is what is left); the rows are packing rules
-// implemented below on the same per-GPU model.
+// Two kinds of rows on the same arrivals: packing rules written out below on a plain per-GPU model
+// (replay), and the placement engine itself, ClusterState + schedule with a packing policy
+// (replayEngine), whose FGD target workload is the trace's typical task shapes.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ClusterState, policy, schedule, typicalWorkload, type Inventory, type JobRequest, type Packing, type SlotResources, type WorkloadShape } from '../../placement/index.js';
 import { TRACES } from './traces.js';
 
 export interface Node {
@@ -34,15 +35,23 @@ export interface Task {
 const base = join(TRACES, 'gpu', 'alibaba-gpu-v2023');
 const rows = (f: string) => readFileSync(join(base, f), 'utf8').split('\n').slice(1).filter((l) => l.trim()).map((l) => l.split(','));
 
-export function alibabaCluster(): { nodes: () => Node[]; tasks: Task[]; totalMilli: number } {
-  const spec = rows('openb_node_list_all_node.csv').map((r) => ({ cpu: Number(r[1]), mem: Number(r[2]), gpus: Number(r[3]), model: r[4] ?? '' }));
+interface NodeRow {
+  id: string;
+  cpu: number;
+  mem: number;
+  gpus: number;
+  model: string;
+}
+
+export function alibabaCluster(): { spec: NodeRow[]; nodes: () => Node[]; tasks: Task[]; totalMilli: number } {
+  const spec = rows('openb_node_list_all_node.csv').map((r) => ({ id: r[0], cpu: Number(r[1]), mem: Number(r[2]), gpus: Number(r[3]), model: r[4] ?? '' }));
   const tasks = rows('openb_pod_list_default.csv')
     .map((r) => ({ t: Number(r[8]), name: r[0], task: { cpu: Number(r[1]), mem: Number(r[2]), numGpu: Number(r[3]), milli: Number(r[4]), spec: r[5] ? r[5].split('|') : [] } }))
     .sort((a, b) => a.t - b.t || (a.name < b.name ? -1 : 1))
     .map((x) => x.task);
   const totalMilli = spec.reduce((t, n) => t + n.gpus * 1000, 0);
   const nodes = () => spec.map((n) => ({ cpu: n.cpu, mem: n.mem, model: n.model, gpu: new Int32Array(n.gpus).fill(1000), freeCpu: n.cpu, freeMem: n.mem }));
-  return { nodes, tasks, totalMilli };
+  return { spec, nodes, tasks, totalMilli };
 }
 
 /** GPUs the task would take on node n (indices; a fractional task takes one), or undefined. */
@@ -75,20 +84,45 @@ function leftAfter(n: Node, t: Task): number {
   return (n.freeCpu - t.cpu) / n.cpu + (gpuCap ? (gpuFree - take) / gpuCap : 0);
 }
 
-export function replay(rule: PackRule, checkpoints: number[]) {
-  const { nodes: mk, tasks, totalMilli } = alibabaCluster();
-  const nodes = mk();
+const demandOf = (t: Task) => (t.numGpu === 0 ? 0 : t.milli < 1000 ? t.milli : 1000 * t.numGpu);
+
+export interface Replay {
+  totalGpus: number;
+  nodes: number;
+  /** Unallocated share of the GPUs and share of GPU tasks dropped, at each checkpoint. */
+  points: { at: number; unallocated: number; failed: number }[];
+}
+
+/**
+ * Feeds the trace's tasks, in order and repeated, to `place` (true: placed) until the arrived GPU
+ * demand passes every checkpoint (a share of the cluster's GPUs).
+ */
+function arrivals(tasks: Task[], totalMilli: number, checkpoints: number[], place: (t: Task, k: number) => boolean): Replay['points'] {
   let arrived = 0;
   let allocated = 0;
   let failedGpuTasks = 0;
   let gpuTasks = 0;
-  const out: { at: number; unallocated: number; failed: number }[] = [];
+  const out: Replay['points'] = [];
   let cp = 0;
   for (let k = 0; cp < checkpoints.length; k++) {
     const t = tasks[k % tasks.length];
-    const demand = t.numGpu === 0 ? 0 : t.milli < 1000 ? t.milli : 1000 * t.numGpu;
+    const demand = demandOf(t);
     arrived += demand;
     if (demand) gpuTasks++;
+    if (place(t, k)) allocated += demand;
+    else if (demand) failedGpuTasks++;
+    while (cp < checkpoints.length && arrived >= checkpoints[cp] * totalMilli) {
+      out.push({ at: checkpoints[cp], unallocated: 1 - allocated / totalMilli, failed: failedGpuTasks / Math.max(1, gpuTasks) });
+      cp++;
+    }
+  }
+  return out;
+}
+
+export function replay(rule: PackRule, checkpoints: number[]): Replay {
+  const { nodes: mk, tasks, totalMilli } = alibabaCluster();
+  const nodes = mk();
+  const points = arrivals(tasks, totalMilli, checkpoints, (t) => {
     let best = -1;
     let bestGpus: number[] | undefined;
     let bestScore = Infinity;
@@ -107,17 +141,48 @@ export function replay(rule: PackRule, checkpoints: number[]) {
         bestScore = score;
       }
     }
-    if (best >= 0) {
-      const n = nodes[best];
-      n.freeCpu -= t.cpu;
-      n.freeMem -= t.mem;
-      for (const g of bestGpus!) n.gpu[g] -= t.milli < 1000 ? t.milli : 1000;
-      allocated += demand;
-    } else if (demand) failedGpuTasks++;
-    while (cp < checkpoints.length && arrived >= checkpoints[cp] * totalMilli) {
-      out.push({ at: checkpoints[cp], unallocated: 1 - allocated / totalMilli, failed: failedGpuTasks / Math.max(1, gpuTasks) });
-      cp++;
-    }
-  }
-  return { totalGpus: totalMilli / 1000, nodes: nodes.length, points: out };
+    if (best < 0) return false;
+    const n = nodes[best];
+    n.freeCpu -= t.cpu;
+    n.freeMem -= t.mem;
+    for (const g of bestGpus!) n.gpu[g] -= t.milli < 1000 ? t.milli : 1000;
+    return true;
+  });
+  return { totalGpus: totalMilli / 1000, nodes: nodes.length, points };
+}
+
+const shared = (t: Task) => t.numGpu > 0 && t.milli < 1000;
+
+/** A task as one engine slot: a share of one GPU (gpuMilli), whole GPUs, or CPU only. */
+function slotOf(t: Task): SlotResources {
+  return { cpus: t.cpu / 1000, memoryMB: t.mem, gpus: t.numGpu === 0 ? 0 : shared(t) ? t.milli / 1000 : t.numGpu, ...(shared(t) && { gpuMilli: t.milli }) };
+}
+
+// Every fractional task of the trace asks for one GPU; a task naming several GPU models (none in the
+// default pod list) would need a model list the engine does not have, so only a single model counts.
+const modelOf = (t: Task) => (t.spec.length === 1 ? t.spec[0] : undefined);
+
+/** FGD's target workload for the trace: its typical task shapes (CPU and GPU; memory left out, as FGD does). */
+export function alibabaWorkload(tasks: Task[]): WorkloadShape[] {
+  return typicalWorkload(
+    tasks.map((t) => {
+      const { cpus, gpus, gpuMilli } = slotOf(t);
+      return { cpus, gpus, gpuMilli, gpuModel: modelOf(t) };
+    }),
+    0.95,
+  );
+}
+
+/** The same arrivals through the placement engine: ClusterState + schedule, one task per pass. */
+export function replayEngine(packing: Packing, checkpoints: number[]): Replay {
+  const { spec, tasks, totalMilli } = alibabaCluster();
+  const inv: Inventory = { sites: [{ name: 'alibaba', clusters: [{ name: 'openb', partitions: [{ name: 'all', nodes: spec.map((n) => ({ id: n.id, cpus: n.cpu / 1000, gpus: n.gpus, memoryMB: n.mem, ...(n.model && { gpuModel: n.model }) })) }] }] }] };
+  const s = new ClusterState(inv);
+  // Nothing but the packing: no quotas, no reservations (a task that fits nowhere is dropped), no preemption.
+  const pol = policy({ order: 'fcfs', quotas: false, fairShare: false, qos: false, preemption: false, backfill: 'easy', reservationDepth: 0, oversubscription: false, deadlines: false, cost: false, thermal: false, packing, targetWorkload: packing === 'fgd' ? alibabaWorkload(tasks) : undefined });
+  const points = arrivals(tasks, totalMilli, checkpoints, (t, k) => {
+    const job: JobRequest = { id: `t${k}`, type: 'inference', tenant: 'openb', qos: 'gold', priority: 0, submit: k, count: 1, per: slotOf(t), walltime: 1, gpuModel: modelOf(t) };
+    return schedule(s, [job], k, pol)[0]?.kind === 'start';
+  });
+  return { totalGpus: totalMilli / 1000, nodes: s.n, points };
 }

@@ -1,7 +1,7 @@
 // Property tests on random inventories and queues: capacity and oversubscription invariants, quotas,
-// gang allocation, EASY never delaying its reserved head, and determinism.
+// gang allocation, EASY never delaying its reserved head, determinism, and per-GPU share accounting.
 import fc from 'fast-check';
-import { ClusterState, QOS_RULES, policy, schedule, type Inventory, type JobRequest, type PolicyConfig } from '../../placement/index.js';
+import { ClusterState, QOS_RULES, policy, schedule, type Inventory, type JobRequest, type PolicyConfig, type WorkloadShape } from '../../placement/index.js';
 import { reserve } from '../../placement/reserve.js';
 
 const nodeArb = fc.record({
@@ -171,5 +171,45 @@ describe('placement invariants on random inventories and queues', () => {
       }),
       { ...OPTS, numRuns: 60 },
     );
+  });
+
+  // Shares of one GPU mixed into the same queues, under every packing policy.
+  const sharedQueueArb = fc.tuple(queueArb, fc.array(fc.constantFrom(0, 0, 100, 250, 500, 600, 999), { minLength: 25, maxLength: 25 })).map(([queue, milli]) =>
+    queue.map((j, k): JobRequest => (milli[k] ? { ...j, per: { ...j.per, gpus: milli[k] / 1000, gpuMilli: milli[k] } } : j)),
+  );
+  const workload: WorkloadShape[] = [{ share: 0.5, cpus: 1, gpus: 1 }, { share: 0.3, cpus: 2, gpus: 0.5, gpuMilli: 500 }, { share: 0.2, cpus: 4, gpus: 0 }];
+  const packedPolicyArb = fc.tuple(policyArb, fc.constantFrom('topology' as const, 'best-fit' as const, 'fgd' as const)).map(([p, packing]) => ({ ...p, packing, targetWorkload: workload }));
+
+  test('no GPU below 0 or above 1000 thousandths; what allocations hold is exactly what GPUs lack; release restores all', () => {
+    let shares = 0;
+    fc.assert(
+      fc.property(inventoryArb, sharedQueueArb, packedPolicyArb, (inv, queue, pol) => {
+        const { s } = run(inv, queue, pol);
+        const held = new Int32Array(s.gpu.free.length);
+        for (const a of s.running.values()) {
+          if (a.job.per.gpuMilli !== undefined) shares++;
+          a.gpus?.forEach((gs) => gs.forEach((x) => (held[x] += a.job.per.gpuMilli ?? 1000)));
+        }
+        for (let i = 0; i < s.n; i++) {
+          expect(s.usedGpu[i]).toBeLessThanOrEqual(s.capGpu[i] * s.osGpu[i] + 1e-6);
+          let whole = 0;
+          let partial = 0;
+          for (let x = s.gpuOff[i]; x < s.gpuOff[i + 1]; x++) {
+            const f = s.gpu.free[x];
+            expect(f).toBeGreaterThanOrEqual(0);
+            expect(f).toBeLessThanOrEqual(1000);
+            expect(held[x]).toBe(1000 - f);
+            if (f === 1000) whole++;
+            else if (f > 0) partial++;
+          }
+          expect([s.gpu.whole[i], s.gpu.partial[i]]).toEqual([whole, partial]);
+        }
+        for (const id of [...s.running.keys()]) s.release(id);
+        expect([...s.gpu.free].every((f) => f === 1000)).toBe(true);
+        expect(s.gpu.partialTotal).toBe(0);
+      }),
+      OPTS,
+    );
+    expect(shares).toBeGreaterThan(100); // the property met shares that were actually running
   });
 });
