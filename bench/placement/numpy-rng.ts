@@ -1,7 +1,10 @@
 // Reproduces how RLScheduler draws its test windows, so Table V's samples are the same jobs:
 // gym.utils.seeding.np_random(seed) seeds numpy's legacy RandomState (MT19937, init_by_array) with the
 // first 8 bytes of sha512(str(seed)), and RandomState.randint(lo, hi) uses masked rejection on 32-bit
-// outputs. Bench-only (it needs node:crypto).
+// outputs. That is gym's seeding up to 0.21 (hash_seed/create_seed), which RLScheduler's 2020 code
+// (Python 3.7, TensorFlow 1.14) ran on; later gym returns a PCG64 Generator and other windows. Checked
+// against numpy's RandomState: seed 1, randint(1024, 8975) gives 1981, 2756, 4299, … as here.
+// Bench-only (it needs node:crypto).
 import { createHash } from 'node:crypto';
 
 class MT19937 {

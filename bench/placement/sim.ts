@@ -1,7 +1,7 @@
 // A discrete-event simulator that replays jobs through the placement engine (or a baseline expressed
 // as an engine policy). Scheduling passes run at every arrival and completion, as in RLScheduler's
 // HPCSim; preempted jobs re-queue with their remaining work (checkpointable) or from scratch.
-import { ClusterState, schedule, type Inventory, type JobRequest, type PolicyConfig } from '../../placement/index.js';
+import { ClusterState, schedule, type Decision, type Inventory, type JobRequest, type PolicyConfig } from '../../placement/index.js';
 
 export interface SimJob {
   req: JobRequest;
@@ -38,6 +38,15 @@ export interface SimOptions {
   rounds?: boolean;
   /** Seconds added to a preempted job's remaining work when it restarts (Pollux's simulator: 30 s). */
   restartPenalty?: number;
+  /**
+   * RLScheduler's HPCSim loop (HPCSimPickJobs.schedule_curr_sequence_reset), for FCFS/SJF with no
+   * backfill or its EASY variant: the job picked first in policy order, once it does not fit, stays
+   * picked until it starts (skip_for_resources_greedy only moves time on), so a shorter job arriving
+   * meanwhile cannot overtake it under SJF. With backfill, its shadow time is taken once when it
+   * blocks (moveforward_for_resources_backfill_greedy) and waiting jobs are backfilled in FCFS order
+   * if they fit now and, by their estimates, end strictly before it.
+   */
+  hpcsimLoop?: boolean;
 }
 
 class Heap {
@@ -98,6 +107,7 @@ export function simulate(inv: Inventory, jobs: SimJob[], pol: PolicyConfig, opts
   let workCpu = 0;
   let workGpu = 0;
   let nextTick = Infinity;
+  let picked: { id: string; shadow: number } | undefined;
   while (next < arrivals.length || done.size || queue.size) {
     const tArr = next < arrivals.length ? arrivals[next].req.submit : Infinity;
     const tDone = done.size ? done.peek().t : Infinity;
@@ -117,9 +127,11 @@ export function simulate(inv: Inventory, jobs: SimJob[], pol: PolicyConfig, opts
       outcomes.push({ id: e.id, submit: j.req.submit, firstStart: js.firstStart, end: now, run: j.run, preemptions: js.preemptions });
       void a;
     }
+    const intoEmpty: string[] | undefined = opts.hpcsimLoop && queue.size === 0 ? [] : undefined;
     while (next < arrivals.length && arrivals[next].req.submit <= now) {
       const j = arrivals[next++];
       queue.set(j.req.id, { ...j.req });
+      intoEmpty?.push(j.req.id);
     }
     if (pol.order === 'las') {
       // Attained service moves with time: refresh it for waiting and running jobs.
@@ -130,7 +142,7 @@ export function simulate(inv: Inventory, jobs: SimJob[], pol: PolicyConfig, opts
       nextTick = Math.ceil(now / opts.tick) * opts.tick;
       continue;
     }
-    const ds = schedule(s, [...queue.values()], now, pol);
+    const ds = opts.hpcsimLoop ? hpcsimPass(intoEmpty) : schedule(s, [...queue.values()], now, pol);
     decisions += ds.length;
     for (const d of ds) {
       if (d.kind === 'start' || d.kind === 'preempt') {
@@ -162,6 +174,57 @@ export function simulate(inv: Inventory, jobs: SimJob[], pol: PolicyConfig, opts
       }
     }
     nextTick = opts.tick ? now + opts.tick : Infinity;
+  }
+  /**
+   * One HPCSim step at `now`; `schedule` applies the starts to `s`, the caller books them.
+   * `intoEmpty`: jobs that arrived now to an empty queue, in trace order.
+   */
+  function hpcsimPass(intoEmpty?: string[]): Decision[] {
+    const out: Decision[] = [];
+    const gone = new Set<string>();
+    const waiting = () => [...queue.values()].filter((q) => !s.running.has(q.id) && !gone.has(q.id));
+    const strict = { ...pol, backfill: 'none' as const };
+    const reserveIn = (ds: Decision[]) => ds.find((d): d is Extract<Decision, { kind: 'reserve' }> => d.kind === 'reserve');
+    const run = (jobs: JobRequest[], p: PolicyConfig) => {
+      const ds = schedule(s, jobs, now, p);
+      for (const d of ds) if (d.kind === 'reject') gone.add(d.jobId);
+      out.push(...ds);
+      return ds;
+    };
+    // HPCSim's moveforward_for_job feeds an empty queue one arrival at a time and picks among what is
+    // queued, so jobs arriving together at an idle queue are picked in trace order, not policy order.
+    for (const id of picked ? [] : (intoEmpty ?? [])) {
+      const r = reserveIn(run([queue.get(id)!], strict));
+      if (r) {
+        picked = { id, shadow: r.at };
+        break;
+      }
+    }
+    for (;;) {
+      if (picked && (gone.has(picked.id) || !queue.has(picked.id))) picked = undefined;
+      if (picked) {
+        if (run([queue.get(picked.id)!], strict).some((d) => d.kind === 'start')) {
+          picked = undefined;
+          continue;
+        }
+      } else {
+        // Start jobs in policy order while they fit; the first that does not becomes the picked job.
+        const ds = run(waiting(), strict);
+        const r = reserveIn(ds);
+        if (!r) {
+          if (ds.some((d) => d.kind === 'reject')) continue; // a too-large head left: pick again
+          return out;
+        }
+        picked = { id: r.jobId, shadow: r.at };
+      }
+      if (pol.backfill !== 'none') {
+        const p = picked;
+        const fits = waiting().filter((q) => q.id !== p.id && now + q.walltime < p.shadow);
+        // Depth 0: no reservation of the engine's own; the shadow test above is HPCSim's.
+        run(fits, { ...pol, order: 'fcfs', backfill: 'easy', reservationDepth: 0, backfillExtraNodes: true });
+      }
+      return out;
+    }
   }
   const first = arrivals.length ? arrivals[0].req.submit : 0;
   const lastEnd = outcomes.reduce((m, o) => Math.max(m, o.end), first);

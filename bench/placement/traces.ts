@@ -20,15 +20,20 @@ export interface SwfJob {
 /**
  * SWF as RLScheduler reads it: processors = max(allocated, requested); requested time -1 → run time;
  * jobs with run time ≤ 0 dropped (a -1 run time becomes 10 s first, as their loader does).
+ * `maxNodes`/`maxProcs` are the header's MaxNodes/MaxProcs: HPCSim builds its cluster from them
+ * (MaxNodes nodes of MaxProcs/MaxNodes processors; MaxProcs = MaxNodes when the header omits it).
  */
-export function loadSwf(file = join(TRACES, 'hpc', 'HPC2N-2002-2.2-cln.swf.gz')): { jobs: SwfJob[]; maxProcs: number } {
+export function loadSwf(file = join(TRACES, 'hpc', 'HPC2N-2002-2.2-cln.swf.gz')): { jobs: SwfJob[]; maxProcs: number; maxNodes: number } {
   const text = gunzipSync(readFileSync(file)).toString('utf8');
   let maxProcs = 0;
+  let maxNodes = 0;
   const jobs: SwfJob[] = [];
   for (const line of text.split('\n')) {
     if (line.startsWith(';')) {
       const m = /^;\s*MaxProcs:\s*(\d+)/.exec(line);
       if (m) maxProcs = Number(m[1]);
+      const n = /^;\s*MaxNodes:\s*(\d+)/.exec(line);
+      if (n) maxNodes = Number(n[1]);
       continue;
     }
     const f = line.trim().split(/\s+/);
@@ -42,7 +47,8 @@ export function loadSwf(file = join(TRACES, 'hpc', 'HPC2N-2002-2.2-cln.swf.gz'))
     jobs.push({ id: Number(f[0]), submit: Number(f[1]), run, procs, reqTime, user: Number(f[11]) });
   }
   jobs.sort((a, b) => a.id - b.id);
-  return { jobs, maxProcs };
+  if (maxProcs === 0) maxProcs = maxNodes;
+  return { jobs, maxProcs, maxNodes };
 }
 
 export interface PhillyJob {

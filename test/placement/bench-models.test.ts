@@ -1,8 +1,9 @@
-// The simulator options and the per-GPU packing model the bench tables (c) and (d) rely on.
+// The simulator options and the per-GPU packing model the bench tables (a), (c) and (d) rely on.
 import { policy } from '../../placement/index.js';
 import { simulate, type SimJob } from '../../bench/placement/sim.js';
 import { gpusFor, type Node, type Task } from '../../bench/placement/alibaba.js';
-import { gpuNode, inventory } from './fixtures.js';
+import { cpuNode, gpuNode, inventory } from './fixtures.js';
+import { HPC2N_ROWS, TABLE_V, runHpc2n } from '../../bench/placement/hpc2n.js';
 
 const off = { quotas: false, fairShare: false, qos: false, oversubscription: false, deadlines: false, cost: false, thermal: false } as const;
 const gpuJob = (id: string, submit: number, count: number, run: number, walltime = run): SimJob => ({
@@ -56,4 +57,25 @@ describe('per-GPU fractional model of the Alibaba table', () => {
     expect(gpusFor(node([1000]), task({ cpu: 64001 }), 'best')).toBeUndefined();
     expect(gpusFor(node([]), task({ numGpu: 0, milli: 0 }), 'best')).toEqual([]);
   });
+});
+
+describe('the HPC2N table (a) against RLScheduler Table V', () => {
+  const cpuJob = (id: string, submit: number, count: number, run: number): SimJob => ({ req: { id, type: 'hpc-mpi', tenant: 'u', qos: 'gold', priority: 100, submit, count, per: { cpus: 1, gpus: 0, memoryMB: 0 }, walltime: run }, run });
+  const start = (r: ReturnType<typeof simulate>, id: string) => r.outcomes.find((o) => o.id === id)!.firstStart;
+
+  test("HPCSim's loop: a picked job waits for room and shorter arrivals do not overtake it; the engine's SJF re-sorts", () => {
+    const inv = inventory([cpuNode('c1'), cpuNode('c2')]);
+    const jobs = [cpuJob('b', 0, 1, 100), cpuJob('a', 1, 2, 10), cpuJob('c', 2, 1, 5)];
+    const sjf = policy({ ...off, preemption: false, topology: false, order: 'sjf', backfill: 'none' });
+    const hpcsim = simulate(inv, jobs, sjf, { hpcsimLoop: true });
+    expect([start(hpcsim, 'a'), start(hpcsim, 'c')]).toEqual([100, 110]);
+    const engine = simulate(inv, jobs, sjf);
+    expect([start(engine, 'c'), start(engine, 'a')]).toEqual([2, 100]);
+  });
+
+  test('FCFS and FCFS + EASY on the real trace land within ±10% of Table V (297.18, 127.38)', () => {
+    const rows = runHpc2n(HPC2N_ROWS.filter((r) => r.name in TABLE_V && r.name.startsWith('FCFS')));
+    expect(rows.map((r) => r.name)).toEqual(['FCFS', 'FCFS + EASY (RLScheduler HPCSim variant)']);
+    for (const r of rows) expect(Math.abs(r.bsld / TABLE_V[r.name] - 1)).toBeLessThan(0.1);
+  }, 60_000);
 });
