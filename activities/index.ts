@@ -34,7 +34,7 @@ export function runDirs(home: string, runId: string) {
   return { root, data: join(root, 'data'), checkpoints: join(root, 'checkpoints'), catalog: join(root, 'catalog.json') };
 }
 
-function readCatalog(file: string): CatalogEntry[] {
+export function readCatalog(file: string): CatalogEntry[] {
   return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as CatalogEntry[]) : [];
 }
 

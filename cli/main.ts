@@ -9,6 +9,7 @@ import { runDemo, runDev } from './dev.js';
 import { registerRunsCommands } from './runs.js';
 import { failoverTuning, type FailoverFlags } from './failover.js';
 import { registerMigrationCommands } from './migration.js';
+import { registerCheckpointCommands } from './checkpoints.js';
 import { registerArgoCommands } from '../argo/cli.js';
 import { ArgoClient } from '../argo/client.js';
 
@@ -121,6 +122,7 @@ const connectArgo = () => ArgoClient.connect(program.opts<{ address: string; nam
 registerRunsCommands(program, connect, connectArgo);
 registerArgoCommands(program, connectArgo);
 registerMigrationCommands(program, connect);
+registerCheckpointCommands(program);
 
 program.parseAsync().catch((err: unknown) => {
   if (err instanceof SpecError) console.error(err.message);

@@ -1,9 +1,12 @@
 // The checkpoint catalog's recovery parts on a real filesystem: retention keep-last-K-and-every-Nth,
-// copies verified after the copy, a failed or crashed copy removed, and the corrupt newest one skipped.
+// copies verified after the copy, a failed or crashed copy removed, the corrupt newest one skipped, and
+// the operators' listing of it all (`tandem checkpoints`).
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { applyRetention, copyCheckpoint, latestValidCheckpoint, listCheckpoints, retained, stepDirName, writeCheckpoint, COPY_PREFIX } from '../../backends/checkpoints.js';
 import { tempDir } from '../helpers.js';
+import { checkpointRows, formatCheckpoints } from '../../cli/checkpoints.js';
+import { execFile } from 'node:child_process';
 
 const meta = { job: 'j', site: 'zurich' };
 function fill(root: string, steps: number[]): void {
@@ -73,3 +76,31 @@ test('a corrupt source is refused; the newest valid one is what a restore takes'
   expect(skipped).toEqual([{ path: join(src, stepDirName(30)), reason: expect.stringMatching(/weights.json has \d+ bytes, manifest says \d+/) }]);
   expect(existsSync(join(src, stepDirName(20)))).toBe(true);
 });
+
+test('`tandem checkpoints` lists home and site checkpoints, verified, with why one is invalid', async () => {
+  const home = tempDir('ck-home');
+  const site = tempDir('ck-site');
+  const run = 'pipe-1';
+  const homeCk = join(home, 'runs', run, 'checkpoints');
+  fill(homeCk, [10, 20, 30]);
+  fill(join(site, 'runs', run, 'checkpoints'), [40]);
+  const w = join(homeCk, stepDirName(30), 'weights.json');
+  writeFileSync(w, readFileSync(w, 'utf8').replace(/\d/, (d) => String((Number(d) + 1) % 10)));
+  writeFileSync(join(home, 'runs', run, 'catalog.json'), JSON.stringify([{ runId: run, path: join(homeCk, stepDirName(20)), step: 20, job: 'j', site: 'zurich', created: '', skipped: [], removed: [] }]));
+  const rows = await checkpointRows(home, run, [{ name: 'lugano', root: site }], true);
+  expect(rows.map((r) => [r.location, r.step, r.valid, r.catalogued])).toEqual([
+    ['home', 30, false, false],
+    ['home', 20, true, true],
+    ['home', 10, true, false],
+    ['lugano', 40, true, false],
+  ]);
+  const text = formatCheckpoints(rows);
+  expect(text.split('\n')[0]).toMatch(/^LOCATION\s+STEP\s+CREATED\s+JOB\s+FILES\s+SIZE\s+STATUS$/);
+  expect(text).toMatch(/home\s+30 .*INVALID: weights\.json sha256 \w+… does not match manifest/);
+  expect(text).toMatch(/home\s+20 .*valid, catalogued/);
+  // Sizes alone (--quick) cannot see a same-size corruption.
+  expect((await checkpointRows(home, run, [], false)).map((r) => r.valid)).toEqual([true, true, true]);
+  // The command itself, as operators run it.
+  const out = await new Promise<string>((res, rej) => execFile(process.execPath, ['bin/tandem.js', 'checkpoints', run, '--home', home], { env: { ...process.env, NODE_OPTIONS: '', TANDEM_SITES_FILE: '' } }, (e, o, err) => (e ? rej(new Error(err)) : res(o))));
+  expect(out).toMatch(/home\s+20 .*valid, catalogued/);
+}, 60_000);
