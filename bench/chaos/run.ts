@@ -146,7 +146,7 @@ interface Trial {
   expectFailure?: boolean;
 }
 
-async function trial(t: Trial): Promise<{ ok: boolean; duplicates: number; leaked: number; lost?: number; note: string; timeline: TimelineEntry[] }> {
+async function trial(t: Trial): Promise<{ ok: boolean; duplicates: number; leaked: number; lost?: number; note: string; timeline: TimelineEntry[]; runMs: number }> {
   const home = mkdtempSync(join(base, `${t.id}-`));
   const queue = `chaos-${t.id}`;
   const sup = new Supervisor(home, queue);
@@ -156,13 +156,15 @@ async function trial(t: Trial): Promise<{ ok: boolean; duplicates: number; leake
   let note = '';
   let lost: number | undefined;
   let timeline: TimelineEntry[] = [];
+  let runMs = 0;
   try {
     const h = await tandem.launch(specFor(t.steps, { deadline: t.deadline }), { id: t.id, tuning: t.tuning });
     await waitFor('the worker to pick the run up', async () => ((await h.timeline()).length ? true : undefined), 60_000);
+    const picked = Date.now();
     const l = t.chaos ? await t.chaos({ id: t.id, sup, tandem }) : undefined;
     if (typeof l === 'number') lost = l;
     try {
-      const r = await h.result();
+      const r = await h.result().finally(() => (runMs = Date.now() - picked));
       ok = !t.expectFailure && r.checkpoint.step === t.steps;
       note = `step ${r.checkpoint.step}`;
     } catch (e) {
@@ -182,7 +184,7 @@ async function trial(t: Trial): Promise<{ ok: boolean; duplicates: number; leake
   await sleep(1500); // let the sites settle what they were told
   const a = await audit(t.id);
   if (verbose) console.log(timeline.map((e) => `  ${e.kind} ${e.message}`).join('\n'));
-  return { ok, ...a, lost, note, timeline };
+  return { ok, ...a, lost, note, timeline, runMs };
 }
 
 const fo = (over: Partial<NonNullable<PipelineTuning['failover']>> = {}): PipelineTuning => ({ heartbeatTimeoutMs: 3000, pollMaxMs: 500, failover: { sites: ['zurich', 'lugano'], graceMs: 8000, leaseTtlMs: 4000, waitIntervalMs: 3000, ...over } });
@@ -220,15 +222,19 @@ function lostAfter(id: string, from: TestSite, to: TestSite): number {
 
 try {
   // (a) SIGKILL the worker at a random point of the run (seeded), then let the supervisor restart it.
+  // A calibration run without chaos measures how long a run lasts, so that every kill lands inside one.
   let seed = 12345;
   const killedIn = new Map<string, number>();
   const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const aTuning = fo({ graceMs: 20_000, leaseTtlMs: 12_000 });
+  const runMs = only.includes('a') ? (await trial({ id: 'chaos-a-calibration', steps: 30, tuning: aTuning })).runMs : 0;
+  if (only.includes('a')) process.stderr.write(`(a) calibration: a run lasts ${(runMs / 1000).toFixed(1)} s after the worker picks it up\n`);
   await scenario('a', 'SIGKILL worker at a random point', Array.from({ length: TRIALS }, (_, i) => ({
     id: `chaos-a-${i}`,
     steps: 30,
-    tuning: fo({ graceMs: 20_000, leaseTtlMs: 12_000 }),
+    tuning: aTuning,
     chaos: async ({ id, sup, tandem }) => {
-      await sleep(500 + rand() * 9000);
+      await sleep(200 + rand() * Math.max(0, runMs - 400));
       // Where the kill lands, for the table: a kill after the run ended tests nothing.
       const st = await (await tandem.get(id)).status().catch(() => undefined);
       const at = !st ? 'unknown' : st.phase === 'running' ? (st.stage ?? 'starting') : 'after the end';
