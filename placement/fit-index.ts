@@ -198,6 +198,87 @@ export function shapeIndex(s: ClusterState, live: View, job: JobRequest, pol: Po
   return e;
 }
 
+/** Nodes per block of FreeMax (a power of two: node i is in block i >> NODE_SHIFT). */
+export const NODE_SHIFT = 6;
+export const NODE_BLOCK = 1 << NODE_SHIFT;
+
+/**
+ * Per block of NODE_BLOCK consecutive nodes (inventory order) of the live state, the most any up node
+ * in it has free of each resource, computed exactly as slotsOn computes a node's room (capacity ×
+ * ratio − use), physical and oversubscribed. Rounding is monotone, so where the largest room holds
+ * fewer than k slots no node of the block holds k: scans in inventory order step over full blocks,
+ * which on a busy cluster is most of them. Blocks are recomputed lazily from the change log.
+ */
+export class FreeMax {
+  readonly cpu: Float64Array;
+  readonly cpuOs: Float64Array;
+  readonly gpu: Float64Array;
+  readonly gpuOs: Float64Array;
+  readonly mem: Float64Array;
+  private readonly stale: Uint8Array;
+  private synced = -1;
+
+  constructor(private readonly s: ClusterState) {
+    const blocks = (s.n + NODE_BLOCK - 1) >> NODE_SHIFT;
+    this.cpu = new Float64Array(blocks);
+    this.cpuOs = new Float64Array(blocks);
+    this.gpu = new Float64Array(blocks);
+    this.gpuOs = new Float64Array(blocks);
+    this.mem = new Float64Array(blocks);
+    this.stale = new Uint8Array(blocks);
+  }
+
+  /** Marks the blocks of nodes changed since the last call; all of them when the log was cleared since. */
+  sync(): this {
+    const s = this.s;
+    if (this.synced < s.changeBase) this.stale.fill(1);
+    else for (let q = this.synced - s.changeBase; q < s.changes.length; q++) this.stale[s.changes[q] >> NODE_SHIFT] = 1;
+    this.synced = s.changeBase + s.changes.length;
+    return this;
+  }
+
+  /** Brings block b up to date (after sync). */
+  fresh(b: number): void {
+    if (!this.stale[b]) return;
+    this.stale[b] = 0;
+    const s = this.s;
+    let cpu = -Infinity;
+    let cpuOs = -Infinity;
+    let gpu = -Infinity;
+    let gpuOs = -Infinity;
+    let mem = -Infinity;
+    const end = Math.min(s.n, (b + 1) << NODE_SHIFT);
+    for (let i = b << NODE_SHIFT; i < end; i++) {
+      if (s.down[i]) continue;
+      // A NaN room fits nothing in slotsOn, so comparisons that skip it are right.
+      const c = s.capCpu[i] - s.usedCpu[i];
+      const co = s.capCpu[i] * s.osCpu[i] - s.usedCpu[i];
+      const g = s.capGpu[i] - s.usedGpu[i];
+      const go = s.capGpu[i] * s.osGpu[i] - s.usedGpu[i];
+      const m = s.capMem[i] - s.usedMem[i];
+      if (c > cpu) cpu = c;
+      if (co > cpuOs) cpuOs = co;
+      if (g > gpu) gpu = g;
+      if (go > gpuOs) gpuOs = go;
+      if (m > mem) mem = m;
+    }
+    this.cpu[b] = cpu;
+    this.cpuOs[b] = cpuOs;
+    this.gpu[b] = gpu;
+    this.gpuOs[b] = gpuOs;
+    this.mem[b] = mem;
+  }
+}
+
+const freeMaxes = new WeakMap<ClusterState, FreeMax>();
+
+/** The live state's FreeMax, synced with its change log. */
+export function freeMax(s: ClusterState): FreeMax {
+  let f = freeMaxes.get(s);
+  if (!f) freeMaxes.set(s, (f = new FreeMax(s)));
+  return f.sync();
+}
+
 /** The first index whose value is ≥ x in an ascending array (its length when none). */
 function lowerBound(vals: ArrayLike<number>, x: number): number {
   let lo = 0;

@@ -3,7 +3,7 @@
 // cluster; best-fit inside a group so large holes stay whole; coolest rack first on ties. With
 // topology off it is a greedy first-fit in inventory order (the Kubernetes-default-like baseline).
 // A packing policy (packing.ts) gets the first say over jobs that fit on a single node.
-import { islandTemps, shapeIndex } from './fit-index.js';
+import { freeMax, islandTemps, NODE_BLOCK, NODE_SHIFT, shapeIndex, type FreeMax } from './fit-index.js';
 import { gpuSlotCap } from './gpus.js';
 import { packFit } from './packing.js';
 import type { ClusterState } from './state.js';
@@ -59,6 +59,19 @@ export function slotsOn(s: ClusterState, v: View, i: number, job: JobRequest, os
   return k > 0 ? k : 0;
 }
 
+/**
+ * False only when no node of FreeMax block b can take `min` of the job's slots (slotsOn is below
+ * `min` on every one): each room goes through slotsOn's own arithmetic, at the block's largest.
+ */
+export function blockMayHold(f: FreeMax, b: number, job: JobRequest, os: boolean, min: number): boolean {
+  f.fresh(b);
+  const { per } = job;
+  if (per.cpus > 0 && Math.floor(((os ? f.cpuOs[b] : f.cpu[b]) + EPS) / per.cpus) < min) return false;
+  if (per.gpus > 0 && Math.floor(((os ? f.gpuOs[b] : f.gpu[b]) + EPS) / per.gpus) < min) return false;
+  if (per.memoryMB > 0 && Math.floor((f.mem[b] + EPS) / per.memoryMB) < min) return false;
+  return true;
+}
+
 export function overPhysical(s: ClusterState, v: View, i: number, job: JobRequest, k: number): boolean {
   return v.usedCpu[i] + job.per.cpus * k > s.capCpu[i] + EPS || v.usedGpu[i] + job.per.gpus * k > s.capGpu[i] + EPS;
 }
@@ -89,7 +102,12 @@ function firstFit(s: ClusterState, v: View, job: JobRequest, os: boolean, need: 
   let rem = need;
   // One cluster per gang: first-fit within the first cluster that can hold it all.
   let clusterKey = '';
+  const free = v.live ? freeMax(s) : undefined;
   for (let i = 0; i < s.n && rem > 0; i++) {
+    if (free && (i & (NODE_BLOCK - 1)) === 0 && !blockMayHold(free, i >> NODE_SHIFT, job, os, 1)) {
+      i += NODE_BLOCK - 1;
+      continue;
+    }
     const k = slotsOn(s, v, i, job, os);
     if (k === 0) continue;
     const key = `${s.site[i]}/${s.cluster[i]}`;

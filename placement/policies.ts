@@ -2,7 +2,7 @@
 // guarantees (weighted DRF entitlements), queue order, deadlines and price.
 import type { Allocation, ClusterState, Usage } from './state.js';
 import type { Fit } from './fit.js';
-import { PRICE_RULES, QOS_RULES, type JobRequest, type PolicyConfig, type TenantSpec } from './types.js';
+import { PRICE_RULES, QOS_RULES, type JobRequest, type PolicyConfig, type QosClass, type TenantSpec } from './types.js';
 
 export function demand(job: JobRequest): Usage {
   return { cpus: job.per.cpus * job.count, gpus: job.per.gpus * job.count, mem: job.per.memoryMB * job.count };
@@ -32,7 +32,10 @@ const add = (a: Usage, b: Usage, sign = 1): Usage => ({ cpus: a.cpus + sign * b.
 
 export interface Limit {
   reason: 'quota' | 'qos-burst';
-  /** Returns true when usage u stays within the limit. */
+  /**
+   * Returns true when usage u stays within the limit. Monotone (true for u stays true for any usage
+   * at most u in every resource): checkLimits relies on it to step over whole blocks of jobs.
+   */
   within: (u: Usage) => boolean;
   describe: string;
 }
@@ -57,6 +60,8 @@ export function limitsFor(s: ClusterState, pol: PolicyConfig, job: JobRequest): 
   return out;
 }
 
+const safe = (u: Usage) => Number.isSafeInteger(u.cpus) && Number.isSafeInteger(u.gpus) && Number.isSafeInteger(u.mem);
+
 export type LimitCheck = { ok: true } | { ok: false; never: boolean; limit: Limit; at: number };
 
 /** Checks the job against its limits; when blocked, estimates when the tenant's running jobs free enough. */
@@ -68,16 +73,35 @@ export function checkLimits(s: ClusterState, pol: PolicyConfig, job: JobRequest,
     if (!limit.within(need)) return { ok: false, never: true, limit, at: Infinity };
     // Hot on busy clusters (every blocked job walks its tenant's running jobs, earliest end first):
     // one mutable usage and the same subtractions, in the same order, as u − demand(a) each step.
+    const bl = s.runBlocks(job.tenant);
     const left = { ...u };
+    const end = { cpus: 0, gpus: 0, mem: 0 };
     let at = Infinity;
-    for (const a of s.runningOf(job.tenant)) {
-      const { per, count } = a.job;
-      left.cpus = left.cpus - per.cpus * count;
-      left.gpus = left.gpus - per.gpus * count;
-      left.mem = left.mem - per.memoryMB * count;
-      if (limit.within(left)) {
-        at = Math.max(now, a.estEnd);
-        break;
+    walk: for (let b = 0; bl && b < bl.n; b++) {
+      // Usage only falls along the walk (block sums hold non-negative demands) and a limit that
+      // fails on some usage fails on any larger one, so a block whose end still breaks the limit
+      // has no answer inside it. Skipping it is one subtraction, exact when everything is a safe
+      // integer (then it equals the one-by-one result); otherwise the block is walked.
+      if (bl.inexact[b] === 0 && safe(left)) {
+        end.cpus = left.cpus - bl.cpus[b];
+        end.gpus = left.gpus - bl.gpus[b];
+        end.mem = left.mem - bl.mem[b];
+        if (safe(end) && !limit.within(end)) {
+          left.cpus = end.cpus;
+          left.gpus = end.gpus;
+          left.mem = end.mem;
+          continue;
+        }
+      }
+      for (const a of bl.items[b]) {
+        const { per, count } = a.job;
+        left.cpus = left.cpus - per.cpus * count;
+        left.gpus = left.gpus - per.gpus * count;
+        left.mem = left.mem - per.memoryMB * count;
+        if (limit.within(left)) {
+          at = Math.max(now, a.estEnd);
+          break walk;
+        }
       }
     }
     return { ok: false, never: false, limit, at };
@@ -87,13 +111,29 @@ export function checkLimits(s: ClusterState, pol: PolicyConfig, job: JobRequest,
 
 /** QoS guarantee: may this job preempt `victim` because its tenant is below its guarantee and the victim's tenant is borrowing? */
 export function guaranteeAllows(s: ClusterState, pol: PolicyConfig, job: JobRequest, victim: JobRequest): boolean {
-  if (!pol.qos || victim.tenant === job.tenant) return false;
-  const ej = entitlement(s, pol, job.tenant);
-  const ev = entitlement(s, pol, victim.tenant);
-  if (!ej || !ev) return false;
-  const after = dominant(add(s.usage(job.tenant), demand(job)), ej);
-  const victimShare = dominant(s.usage(victim.tenant), ev);
-  return after <= QOS_RULES[job.qos].guarantee + 1e-9 && victimShare > QOS_RULES[victim.qos].guarantee + 1e-9;
+  return guaranteeTest(s, pol, job)?.(victim) ?? false;
+}
+
+/**
+ * guaranteeAllows for one job against many victims while the state stands still; undefined when the
+ * job's own side rules out every victim. The answer depends on a victim only through its tenant and
+ * class, so it is worked out once per pair: a blocked job asks about every running allocation.
+ */
+export function guaranteeTest(s: ClusterState, pol: PolicyConfig, job: JobRequest): ((victim: JobRequest) => boolean) | undefined {
+  const ej = pol.qos ? entitlement(s, pol, job.tenant) : undefined;
+  if (!ej || !(dominant(add(s.usage(job.tenant), demand(job)), ej) <= QOS_RULES[job.qos].guarantee + 1e-9)) return undefined;
+  const known = new Map<string, Map<QosClass, boolean>>();
+  return (victim) => {
+    if (victim.tenant === job.tenant) return false;
+    let byQos = known.get(victim.tenant);
+    if (!byQos) known.set(victim.tenant, (byQos = new Map()));
+    let ok = byQos.get(victim.qos);
+    if (ok === undefined) {
+      const ev = entitlement(s, pol, victim.tenant);
+      byQos.set(victim.qos, (ok = ev !== undefined && dominant(s.usage(victim.tenant), ev) > QOS_RULES[victim.qos].guarantee + 1e-9));
+    }
+    return ok;
+  };
 }
 
 /** Tiresias-style discretised least-attained-service queue index (0 = least served). */

@@ -1,7 +1,7 @@
 // Priority / guarantee preemption: the fewest victims, then the fewest non-checkpointable ones, then
 // the least lost work. Exact over small candidate sets, greedy-then-prune beyond a search budget.
 import { findFit, readsGpus, type Fit } from './fit.js';
-import { guaranteeAllows, lostWork, rank } from './policies.js';
+import { guaranteeTest, lostWork, rank } from './policies.js';
 import type { Allocation, ClusterState } from './state.js';
 import type { JobRequest, PolicyConfig } from './types.js';
 import { copyView, releaseOnView, type View } from './view.js';
@@ -32,9 +32,13 @@ export function chooseVictims(s: ClusterState, job: JobRequest, now: number, pol
   const r = rank(pol, job);
   const gpus = readsGpus(s, job, pol);
   const cands: { a: Allocation; cost: number; byGuarantee: boolean }[] = [];
+  const guaranteeAllows = guaranteeTest(s, pol, job);
+  // Without a guarantee to call on, only lower-ranked jobs qualify: none when the job ranks at or
+  // below every running one (a blocked job would otherwise walk them all to find nothing).
+  if (!guaranteeAllows && pol.order !== 'las' && !(s.lowestPriority() < r)) return undefined;
   for (const a of s.running.values()) {
     const byRank = rank(pol, a.job) < r;
-    const byGuarantee = !byRank && guaranteeAllows(s, pol, job, a.job);
+    const byGuarantee = !byRank && guaranteeAllows !== undefined && guaranteeAllows(a.job);
     if (byRank || byGuarantee) cands.push({ a, cost: lostWork(a, now), byGuarantee });
   }
   if (!cands.length) return undefined;

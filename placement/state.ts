@@ -26,6 +26,204 @@ export interface Usage {
   mem: number;
 }
 
+/** Target entries per block of a tenant's running list (see RunBlocks); blocks hold 1 .. 2 × this. */
+const RUN_BLOCK = 64;
+/** Demands above this stay out of the block sums: a block (at most 2 × RUN_BLOCK + 1 entries) then sums below 2^53. */
+const EXACT_MAX = 2 ** 40;
+
+/**
+ * A tenant's running list, earliest estimated end first, kept as consecutive blocks: block b holds
+ * `items[b]`, entries start[b] onwards of the whole list. Each block carries the sum of its entries'
+ * demands (per.x × count, as checkLimits computes them), so a limit check can step over a block in
+ * one subtraction. Only whole, non-negative demands enter the sums: whole numbers add exactly in a
+ * double in any order, so the sums stay equal to the one-by-one subtractions they replace; a block
+ * holding any other demand (a fractional GPU, say) counts it in `inexact` and is walked job by job.
+ * Blocks also keep allocate and release from moving the whole list (an insert into one long array
+ * moves everything after it): only one block's entries move, and later blocks' starts shift by one.
+ */
+export interface RunBlocks {
+  /** Number of blocks; entries past it in the typed arrays are spare capacity. */
+  n: number;
+  items: Allocation[][];
+  start: Int32Array;
+  cpus: Float64Array;
+  gpus: Float64Array;
+  mem: Float64Array;
+  inexact: Int32Array;
+}
+
+const exact = (x: number) => Number.isSafeInteger(x) && x >= 0 && x <= EXACT_MAX;
+
+function grown<T extends Float64Array | Int32Array>(a: T, len: number): T {
+  if (len <= a.length) return a;
+  const b = new (a.constructor as new (n: number) => T)(Math.max(len, 2 * a.length));
+  b.set(a);
+  return b;
+}
+
+/** The running lists' order: earlier estimated end first, then smaller id. */
+const before = (m: Allocation, a: Allocation) => m.estEnd < a.estEnd || (m.estEnd === a.estEnd && m.job.id < a.job.id);
+
+class TenantRun {
+  readonly blocks: RunBlocks = { n: 0, items: [], start: new Int32Array(4), cpus: new Float64Array(4), gpus: new Float64Array(4), mem: new Float64Array(4), inexact: new Int32Array(4) };
+  length = 0;
+  private flat: Allocation[] | undefined = [];
+  /** Entries whose estimated end is NaN (they make the order partial). */
+  private nanEnds = 0;
+
+  /**
+   * Where the binary search over the whole list puts `a`: after every entry that ends earlier, or as
+   * early with a smaller id. While no end is NaN the order is total, the answer unique, and found
+   * by block first; otherwise the whole-list search is replayed probe by probe.
+   */
+  seek(a: Allocation): number {
+    const bl = this.blocks;
+    if (this.nanEnds === 0 && a.estEnd === a.estEnd) {
+      let lo = 0;
+      let hi = bl.n;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        const items = bl.items[mid];
+        if (before(items[items.length - 1], a)) lo = mid + 1;
+        else hi = mid;
+      }
+      if (lo === bl.n) return this.length;
+      const items = bl.items[lo];
+      const b = lo;
+      lo = 0;
+      hi = items.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (before(items[mid], a)) lo = mid + 1;
+        else hi = mid;
+      }
+      return bl.start[b] + lo;
+    }
+    let lo = 0;
+    let hi = this.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (before(this.at(mid), a)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Entry k of the whole list. */
+  at(k: number): Allocation {
+    const b = this.blockAt(k);
+    return this.blocks.items[b][k - this.blocks.start[b]];
+  }
+
+  /** The whole list (rebuilt after a change). */
+  list(): readonly Allocation[] {
+    return (this.flat ??= this.blocks.items.flat());
+  }
+
+  insert(lo: number, a: Allocation): void {
+    const bl = this.blocks;
+    this.flat = undefined;
+    this.length++;
+    if (a.estEnd !== a.estEnd) this.nanEnds++;
+    if (bl.n === 0) this.open(0, 0, []);
+    // At the end of the list, the last block; elsewhere the block holding the entry now at lo.
+    const b = this.blockAt(lo);
+    bl.items[b].splice(lo - bl.start[b], 0, a);
+    for (let x = b + 1; x < bl.n; x++) bl.start[x]++;
+    this.count(b, a, 1);
+    const items = bl.items[b];
+    if (items.length > 2 * RUN_BLOCK) {
+      const half = items.length >> 1;
+      this.open(b + 1, bl.start[b] + half, items.splice(half));
+      for (const x of bl.items[b + 1]) {
+        this.count(b, x, -1);
+        this.count(b + 1, x, 1);
+      }
+    }
+  }
+
+  remove(lo: number): void {
+    const bl = this.blocks;
+    this.flat = undefined;
+    this.length--;
+    const b = this.blockAt(lo);
+    const [a] = bl.items[b].splice(lo - bl.start[b], 1);
+    for (let x = b + 1; x < bl.n; x++) bl.start[x]--;
+    this.count(b, a, -1);
+    if (a.estEnd !== a.estEnd) this.nanEnds--;
+    // Small blocks merge so that their number stays near length / RUN_BLOCK; none is ever empty.
+    const size = bl.items[b].length;
+    if (size === 0) this.close(b);
+    else if (b + 1 < bl.n && size + bl.items[b + 1].length <= RUN_BLOCK) this.merge(b);
+    else if (b > 0 && size + bl.items[b - 1].length <= RUN_BLOCK) this.merge(b - 1);
+  }
+
+  /** The block holding entry k (the last block for k = length): the last whose start is at most k. */
+  private blockAt(k: number): number {
+    const { start, n } = this.blocks;
+    let lo = 0;
+    let hi = n - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (start[mid] <= k) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  private count(b: number, a: Allocation, sign: 1 | -1): void {
+    const bl = this.blocks;
+    const { per, count } = a.job;
+    const c = per.cpus * count;
+    const g = per.gpus * count;
+    const m = per.memoryMB * count;
+    if (exact(c) && exact(g) && exact(m)) {
+      bl.cpus[b] += sign * c;
+      bl.gpus[b] += sign * g;
+      bl.mem[b] += sign * m;
+    } else bl.inexact[b] += sign;
+  }
+
+  /** Inserts block b, empty of sums, holding `items` from entry `from`. */
+  private open(b: number, from: number, items: Allocation[]): void {
+    const bl = this.blocks;
+    const n = ++bl.n;
+    bl.start = grown(bl.start, n);
+    bl.cpus = grown(bl.cpus, n);
+    bl.gpus = grown(bl.gpus, n);
+    bl.mem = grown(bl.mem, n);
+    bl.inexact = grown(bl.inexact, n);
+    for (const arr of [bl.start, bl.cpus, bl.gpus, bl.mem, bl.inexact]) {
+      arr.copyWithin(b + 1, b, n - 1);
+      arr[b] = 0;
+    }
+    bl.start[b] = from;
+    bl.items.splice(b, 0, items);
+  }
+
+  /** Removes block b, whose entries (if any) the caller has accounted to a neighbour. */
+  private close(b: number): void {
+    const bl = this.blocks;
+    const n = --bl.n;
+    for (const arr of [bl.start, bl.cpus, bl.gpus, bl.mem, bl.inexact]) {
+      arr.copyWithin(b, b + 1, n + 1);
+      arr[n] = 0;
+    }
+    bl.items.splice(b, 1);
+  }
+
+  /** Folds block b + 1 into block b. */
+  private merge(b: number): void {
+    const bl = this.blocks;
+    bl.cpus[b] += bl.cpus[b + 1];
+    bl.gpus[b] += bl.gpus[b + 1];
+    bl.mem[b] += bl.mem[b + 1];
+    bl.inexact[b] += bl.inexact[b + 1];
+    for (const x of bl.items[b + 1]) bl.items[b].push(x);
+    this.close(b + 1);
+  }
+}
+
 const NO_PRICE: NodePrice = { cpuHour: 0, gpuHour: 0 };
 
 export class ClusterState {
@@ -60,10 +258,12 @@ export class ClusterState {
   readonly gpu: GpuState;
   /** Running jobs that hold shares of a GPU (while none run, no GPU is partly taken). */
   sharesRunning = 0;
+  /** Lowest priority of a running job; undefined once the job holding it left, until asked again. */
+  private lowest: number | undefined = Infinity;
   readonly index = new Map<string, number>();
   readonly running = new Map<string, Allocation>();
   readonly tenantUsage = new Map<string, Usage>();
-  private readonly tenantRunning = new Map<string, Allocation[]>();
+  private readonly tenantRunning = new Map<string, TenantRun>();
   /**
    * Nodes whose use changed, oldest first; `changeBase` is the absolute position of `changes[0]`. Fit
    * indexes (fit-index.ts) replay it to catch up; it is cleared when long, which makes them rebuild.
@@ -176,6 +376,7 @@ export class ClusterState {
     if (job.per.gpuMilli !== undefined) this.sharesRunning++;
     this.apply(a, 1);
     this.running.set(job.id, a);
+    if (this.lowest !== undefined && job.priority < this.lowest) this.lowest = job.priority;
     return a;
   }
 
@@ -183,6 +384,7 @@ export class ClusterState {
     const a = this.running.get(jobId);
     if (!a) return undefined;
     this.running.delete(jobId);
+    if (this.lowest !== undefined && !(a.job.priority > this.lowest)) this.lowest = undefined;
     if (a.gpus) {
       const milli = unitMilli(a.job.per);
       for (let k = 0; k < a.nodes.length; k++) giveUnits(this.gpu, a.nodes[k], milli, a.gpus[k]);
@@ -255,24 +457,32 @@ export class ClusterState {
     });
   }
 
+  /** The lowest priority among running jobs (Infinity while none runs; a NaN priority is never lowest). */
+  lowestPriority(): number {
+    if (this.lowest === undefined) {
+      let low = Infinity;
+      for (const a of this.running.values()) if (a.job.priority < low) low = a.job.priority;
+      this.lowest = low;
+    }
+    return this.lowest;
+  }
+
   /** Estimated end of the tenant's running jobs, earliest first (for quota reservations). Kept sorted on allocate/release. */
   runningOf(tenant: string): readonly Allocation[] {
-    return this.tenantRunning.get(tenant) ?? [];
+    return this.tenantRunning.get(tenant)?.list() ?? [];
+  }
+
+  /** runningOf(tenant) in blocks, with block sums; undefined while the tenant has never run anything. */
+  runBlocks(tenant: string): Readonly<RunBlocks> | undefined {
+    return this.tenantRunning.get(tenant)?.blocks;
   }
 
   private trackTenant(a: Allocation, sign: 1 | -1): void {
-    let list = this.tenantRunning.get(a.job.tenant);
-    if (!list) this.tenantRunning.set(a.job.tenant, (list = []));
-    let lo = 0;
-    let hi = list.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const m = list[mid];
-      if (m.estEnd < a.estEnd || (m.estEnd === a.estEnd && m.job.id < a.job.id)) lo = mid + 1;
-      else hi = mid;
-    }
-    if (sign > 0) list.splice(lo, 0, a);
-    else if (list[lo] === a) list.splice(lo, 1);
+    let t = this.tenantRunning.get(a.job.tenant);
+    if (!t) this.tenantRunning.set(a.job.tenant, (t = new TenantRun()));
+    const lo = t.seek(a);
+    if (sign > 0) t.insert(lo, a);
+    else if (lo < t.length && t.at(lo) === a) t.remove(lo);
     else throw new Error(`allocation of ${a.job.id} missing from its tenant's list`);
   }
 }
