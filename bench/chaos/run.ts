@@ -28,6 +28,8 @@ const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const WORKER = new URL('./worker.ts', import.meta.url).pathname;
 const only = (process.argv[2] ?? 'a,b,c,d,e,f').split(',');
 const TRIALS = Number(process.env.CHAOS_TRIALS ?? 50);
+/** Runs of each of rows b–f (each is a one-off failure scenario; repeats show it is not luck). */
+const REPEAT = Number(process.env.CHAOS_REPEAT ?? 1);
 const verbose = !!process.env.CHAOS_VERBOSE;
 
 interface Row {
@@ -144,6 +146,8 @@ interface Trial {
   /** Chaos to inject once the run has started; may return lost steps. */
   chaos?: (ctx: { id: string; sup: Supervisor; tandem: TandemClient }) => Promise<number | void>;
   expectFailure?: boolean;
+  /** Undo the chaos once the run has ended, before the audit (e.g. revive the sites). */
+  after?: () => Promise<void>;
 }
 
 async function trial(t: Trial): Promise<{ ok: boolean; duplicates: number; leaked: number; lost?: number; note: string; timeline: TimelineEntry[]; runMs: number }> {
@@ -175,6 +179,7 @@ async function trial(t: Trial): Promise<{ ok: boolean; duplicates: number; leake
     }
     timeline = await h.timeline().catch(() => []);
   } finally {
+    await t.after?.().catch((e: Error) => process.stderr.write(`${t.id}: undoing the chaos failed: ${e.message}\n`));
     await sup.stop();
     restarts += sup.restarts;
     const serving = new LocalServingBackend(home);
@@ -213,6 +218,9 @@ async function scenario(row: string, scenarioName: string, trials: Trial[]): Pro
   rows.push(r);
 }
 
+/** Workflow ids of a one-off scenario's REPEAT runs. */
+const ids = (base: string): string[] => Array.from({ length: REPEAT }, (_, k) => (REPEAT > 1 ? `${base}-${k}` : base));
+
 /** Lost work after a failover: the old site's last trained step minus where the new job resumed. */
 function lostAfter(id: string, from: TestSite, to: TestSite): number {
   const last = progressStep(from, `tandem-${id}-train-1`);
@@ -245,8 +253,8 @@ try {
   if (only.includes('a')) rows.at(-1)!.notes.unshift(`kills landed in: ${[...killedIn].map(([k, n]) => `${k} ${n}`).join(', ')}; worker restarts ${restarts}`);
 
   // (b) zurich's daemons stopped mid-training: resume at lugano, lost work ≤ one interval.
-  await scenario('b', 'site outage (zurich daemons killed)', [{
-    id: 'chaos-b',
+  await scenario('b', 'site outage (zurich daemons killed)', ids('chaos-b').map((id): Trial => ({
+    id,
     steps: 120,
     tuning: fo(),
     chaos: async ({ id }) => {
@@ -257,11 +265,11 @@ try {
       await zurich.revive();
       return lost;
     },
-  }]);
+  })));
 
   // (c) corrupt newest checkpoint, then a real NODE_FAIL: the previous valid one is used at lugano.
-  await scenario('c', 'corrupt newest checkpoint + NODE_FAIL', [{
-    id: 'chaos-c',
+  await scenario('c', 'corrupt newest checkpoint + NODE_FAIL', ids('chaos-c').map((id): Trial => ({
+    id,
     steps: 100,
     tuning: fo(),
     chaos: async ({ id }) => {
@@ -276,22 +284,22 @@ try {
       if (resumed !== newest.step - 10) throw new Error(`resumed from ${resumed}, expected the previous valid ${newest.step - 10}`);
       return lostAfter(id, zurich, lugano);
     },
-  }]);
+  })));
 
   // (d) 20% gateway faults at lugano (FirecREST) for the whole run; lugano only.
-  await scenario('d', '20% FirecREST gateway faults, whole run', [{
-    id: 'chaos-d',
+  await scenario('d', '20% FirecREST gateway faults, whole run', ids('chaos-d').map((id): Trial => ({
+    id,
     steps: 40,
     tuning: fo({ sites: ['lugano'] }),
     chaos: async () => {
       lugano.gateway!.setFaults({ rate: 0.2, kinds: ['500', '502', '503', '429', '408', 'drop', 'slow'], retryAfterS: 0, slowMs: 300, seed: 7 });
     },
-  }]);
+  })));
   lugano.gateway?.setFaults(undefined);
 
   // (e) both sites down during training: waits for a healthy site within the deadline, then fails cleanly.
-  await scenario('e', 'both sites down', [{
-    id: 'chaos-e',
+  await scenario('e', 'both sites down', ids('chaos-e').map((id): Trial => ({
+    id,
     steps: 400,
     deadline: new Date(Date.now() + 10 * 60_000).toISOString(),
     tuning: fo({ maxWaitMs: 20_000 }),
@@ -299,14 +307,14 @@ try {
     chaos: async ({ id }) => {
       await waitFor('training at zurich', () => (progressStep(zurich, `tandem-${id}-train-1`) >= 15 ? true : undefined), 120_000);
       await Promise.all([zurich.outage(), lugano.outage()]);
-      return undefined; // both are revived after the run, so the audit sees what they did with the old job
     },
-  }]);
-  if (only.includes('e')) await Promise.all([zurich.revive(), lugano.revive()]);
+    // Revived after the run and before the audit, which then sees what they did with the old job.
+    after: async () => void (await Promise.all([zurich.revive(), lugano.revive()])),
+  })));
 
   // (f) the Temporal dev server stopped and restarted (same database, same port) during training.
-  await scenario('f', 'Temporal dev server restarted', [{
-    id: 'chaos-f',
+  await scenario('f', 'Temporal dev server restarted', ids('chaos-f').map((id): Trial => ({
+    id,
     steps: 80,
     tuning: fo(),
     chaos: async ({ id }) => {
@@ -315,7 +323,7 @@ try {
       await sleep(2000);
       server = await startDevServer({ dbFile, port, startTimeoutMs: 90_000 });
     },
-  }]);
+  })));
 } finally {
   console.log('\n| | scenario | trials | completed | duplicate jobs | leaked jobs | lost steps (max; interval 10) | time | notes |');
   console.log('|---|---|---|---|---|---|---|---|---|');
