@@ -178,7 +178,12 @@ export function createRecoveryActivities(config: RecoveryConfig) {
      * site whose inventory cannot be read, or a job placement cannot fit, falls back to preference order.
      */
     async chooseSite({ exclude, sites: only, job }: ChooseSiteInput): Promise<ChooseSiteResult> {
-      const order = only?.length ? only : [...sites.keys()];
+      // A misconfiguration is not an outage: fail now rather than wait for a site that cannot appear.
+      const configured = [...sites.keys()];
+      if (!configured.length) throw ApplicationFailure.create({ ...FAILURES.RuntimeUnavailable, message: 'failover needs Slurm sites, but this worker has none configured (set TANDEM_SITES_FILE; see README, "Failover between Slurm sites")' });
+      const unknown = (only ?? []).filter((n) => !sites.has(n));
+      if (unknown.length) throw ApplicationFailure.create({ ...FAILURES.RuntimeUnavailable, message: `failover site${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} not configured on this worker (configured: ${configured.join(', ')})` });
+      const order = only?.length ? only : configured;
       const candidates = order.filter((n) => !exclude.includes(n));
       const health = await Promise.all(
         candidates.map(async (name): Promise<SiteHealth> => {

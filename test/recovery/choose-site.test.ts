@@ -8,7 +8,8 @@ import { parseSitesFile } from '../../spec/sites.js';
 import { SpecError } from '../../spec/parse.js';
 import { failoverTuning } from '../../cli/failover.js';
 import { TandemClient } from '../../sdk/client.js';
-import { spec } from '../helpers.js';
+import { spec, startWorker, uniqueQueue } from '../helpers.js';
+import { fakeActivities } from '../fake-activities.js';
 
 /** A one-node site with `cpus` cores of which `busy` are taken by running work. */
 function fakeSite(name: string, o: { cpus?: number; busy?: number; health?: () => Promise<SiteHealth>; inventory?: false | (() => Promise<never>) } = {}): RecoverySite {
@@ -56,6 +57,11 @@ describe('chooseSite', () => {
     const r = await choose([fakeSite('zurich', { inventory: async () => Promise.reject(new Error('timeout')) }), fakeSite('lugano')], { exclude: [], job: train(4) });
     expect(r.site).toBe('lugano');
     expect(r.probes.at(-1)).toMatch(/not ranked: zurich \(timeout\)/);
+  });
+
+  test('no sites on the worker, or a site it does not have, fail at once (not retried) naming what to set', async () => {
+    await expect(choose([], { exclude: [] })).rejects.toMatchObject({ nonRetryable: true, message: expect.stringContaining('set TANDEM_SITES_FILE') });
+    await expect(choose([fakeSite('zurich')], { exclude: [], sites: ['zurich', 'geneva'] })).rejects.toThrow('failover site geneva not configured on this worker (configured: zurich)');
   });
 
   test('a health probe that hangs counts as unhealthy within the timeout; none healthy gives no site', async () => {
@@ -108,6 +114,25 @@ describe('sites file', () => {
     expect(() => parseSitesFile(SITES.replace('name: lugano', 'name: zurich'))).toThrow(/site names must be unique/);
   });
 });
+
+test('a pipeline launched with failover on a worker without sites fails at train at once, saying what to set', async () => {
+  const fake = fakeActivities();
+  const real = createRecoveryActivities({ home: '/tmp/home', sites: [] });
+  const w = await startWorker({ taskQueue: uniqueQueue('fo-nosites'), activities: { ...fake.acts, chooseSite: real.chooseSite } });
+  try {
+    const t0 = Date.now();
+    const h = await w.tandem.launch(spec({ stages: { train: { runtime: 'slurm' } } }), { tuning: { failover: {} } });
+    await expect(h.result()).rejects.toThrow();
+    const st = await h.status();
+    expect(st.phase).toBe('failed');
+    expect(st.stages.train.status).toBe('failed');
+    expect(st.error).toContain('set TANDEM_SITES_FILE');
+    expect(Date.now() - t0).toBeLessThan(20_000);
+    expect(fake.calls.filter((c) => c.startsWith('submitAt'))).toEqual([]);
+  } finally {
+    await w.stop();
+  }
+}, 60_000);
 
 describe('tandem run --failover', () => {
   test('flags become the failover tuning; bad values are refused with the flag named', () => {
