@@ -109,21 +109,30 @@ class Supervisor {
 const specFor = (steps: number, extra: { deadline?: string } = {}) => validatePipelineSpec({ name: 'chaos', retry: { initialInterval: '100ms' }, ...extra, stages: { preprocess: { runtime: 'local', samples: 200 }, train: { runtime: 'slurm', steps, checkpointEvery: 10, stepDelayMs: 100 }, deploy: { runtime: 'local' } } });
 
 async function jobsOf(site: TestSite, id: string): Promise<{ name: string; state: string }[]> {
-  const out = (await site.cluster.cli('squeue', ['-h', '-t', 'all', '-o', '%j %T']).catch(() => '')).trim();
+  // No catch: a site that cannot be asked makes the audit fail, never pass by default.
+  const out = (await site.cluster.cli('squeue', ['-h', '-t', 'all', '-o', '%j %T'])).trim();
   return out ? out.split('\n').map((l) => l.split(' ')).map(([name, state]) => ({ name: name!, state: state! })).filter((j) => j.name.startsWith(`tandem-${id}-`)) : [];
 }
 
-/** Duplicate = the same job name twice at one site; leaked = a job of the run still queued or running. */
-async function audit(id: string): Promise<{ duplicates: number; leaked: number }> {
-  let duplicates = 0;
-  let leaked = 0;
-  for (const s of sites) {
-    const jobs = await jobsOf(s, id);
-    const names = jobs.map((j) => j.name);
-    duplicates += names.length - new Set(names).size;
-    leaked += jobs.filter((j) => /PENDING|RUNNING|COMPLETING|CONFIGURING/.test(j.state)).length;
+/**
+ * Duplicate = the same job name twice at one site; leaked = a job of the run still queued or running
+ * once the sites have had `settleMs` to settle: a site back from an outage first reconciles the jobs
+ * whose processes their lease stopped while it was dark.
+ */
+async function audit(id: string, settleMs = 60_000): Promise<{ duplicates: number; leaked: number; settledMs: number }> {
+  const t0 = Date.now();
+  for (;;) {
+    let duplicates = 0;
+    let leaked = 0;
+    for (const s of sites) {
+      const jobs = await jobsOf(s, id);
+      const names = jobs.map((j) => j.name);
+      duplicates += names.length - new Set(names).size;
+      leaked += jobs.filter((j) => /PENDING|RUNNING|COMPLETING|CONFIGURING/.test(j.state)).length;
+    }
+    if (!leaked || Date.now() - t0 >= settleMs) return { duplicates, leaked, settledMs: Date.now() - t0 };
+    await sleep(1000);
   }
-  return { duplicates, leaked };
 }
 
 const progressStep = (s: TestSite, job: string) => {
@@ -187,7 +196,8 @@ async function trial(t: Trial): Promise<{ ok: boolean; duplicates: number; leake
     await tandem.close();
   }
   await sleep(1500); // let the sites settle what they were told
-  const a = await audit(t.id);
+  const { settledMs, ...a } = await audit(t.id);
+  if (settledMs > 0) note += `; the sites settled the run's jobs ${Math.round(settledMs / 1000)}s after it ended`;
   if (verbose) console.log(timeline.map((e) => `  ${e.kind} ${e.message}`).join('\n'));
   return { ok, ...a, lost, note, timeline, runMs };
 }
