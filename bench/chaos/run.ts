@@ -197,7 +197,7 @@ async function trial(t: Trial): Promise<{ ok: boolean; duplicates: number; leake
   }
   await sleep(1500); // let the sites settle what they were told
   const { settledMs, ...a } = await audit(t.id);
-  if (settledMs > 0) note += `; the sites settled the run's jobs ${Math.round(settledMs / 1000)}s after it ended`;
+  if (settledMs >= 1000) note += `; the sites settled the run's jobs ${Math.round(settledMs / 1000)}s after it ended`;
   if (verbose) console.log(timeline.map((e) => `  ${e.kind} ${e.message}`).join('\n'));
   return { ok, ...a, lost, note, timeline, runMs };
 }
