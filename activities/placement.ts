@@ -47,23 +47,33 @@ export interface PlaceResult {
   unavailable: { source: string; error: string }[];
 }
 
+/** Every source read in parallel and merged in source order (the engine breaks ties by inventory
+ *  order); a source that cannot be read is reported and left out, never fatal. */
+export async function gatherInventory(sources: InventorySource[]): Promise<{ inventory: Inventory; running: RunningWork[]; unavailable: PlaceResult['unavailable'] }> {
+  const inventory: Inventory = { sites: [] };
+  const running: RunningWork[] = [];
+  const unavailable: PlaceResult['unavailable'] = [];
+  const results = await Promise.allSettled(sources.map((s) => s.gather()));
+  results.forEach((r, k) => {
+    if (r.status === 'fulfilled') {
+      inventory.sites.push(...r.value.sites);
+      running.push(...r.value.running);
+    } else unavailable.push({ source: sources[k].name, error: String((r.reason as Error)?.message ?? r.reason) });
+  });
+  return { inventory, running, unavailable };
+}
+
+/** The engine's decision on live state: neither running work nor the job starts after `now`. */
+export function decideNow(inventory: Inventory, running: RunningWork[], job: JobRequest, now: number, pol: PolicyConfig): Decision {
+  return decide(inventory, running.map((w) => ({ ...w, start: Math.min(w.start || now, now) })), { ...job, submit: Math.min(job.submit, now) }, now, pol);
+}
+
 export function createPlacementActivities(sources: InventorySource[] = [localMachineSource()], pol: Partial<PolicyConfig> = {}, clock: () => number = () => Date.now() / 1000) {
   const config = makePolicy(pol);
   return {
     async placeJob({ job }: PlaceInput): Promise<PlaceResult> {
-      const inventory: Inventory = { sites: [] };
-      const running: RunningWork[] = [];
-      const unavailable: PlaceResult['unavailable'] = [];
-      const results = await Promise.allSettled(sources.map((s) => s.gather()));
-      results.forEach((r, k) => {
-        if (r.status === 'fulfilled') {
-          inventory.sites.push(...r.value.sites);
-          running.push(...r.value.running);
-        } else unavailable.push({ source: sources[k].name, error: String((r.reason as Error)?.message ?? r.reason) });
-      });
-      const now = clock();
-      const decision = decide(inventory, running.map((w) => ({ ...w, start: Math.min(w.start || now, now) })), { ...job, submit: Math.min(job.submit, now) }, now, config);
-      return { decision, unavailable };
+      const { inventory, running, unavailable } = await gatherInventory(sources);
+      return { decision: decideNow(inventory, running, job, clock(), config), unavailable };
     },
   };
 }

@@ -15,8 +15,8 @@ import { durationMs } from '../spec/duration.js';
 import { classifyJobState, FAILURES, type JobRef, type JobStatus } from '../spec/outcome.js';
 import { runDirs } from './index.js';
 import type { SubmitJobInput } from './types.js';
-import { decide, policy as makePolicy, type Inventory, type JobRequest, type PolicyConfig } from '../placement/index.js';
-import type { InventorySource, RunningWork } from './placement.js';
+import { policy as makePolicy, type JobRequest, type PolicyConfig } from '../placement/index.js';
+import { decideNow, gatherInventory, type InventorySource } from './placement.js';
 
 export interface SiteHealth {
   healthy: boolean;
@@ -140,31 +140,24 @@ export function createRecoveryActivities(config: RecoveryConfig) {
 
   /** The engine's decision over the healthy sites' live inventories (one decision across all of them). */
   async function placeAmong(healthy: string[], job: JobRequest): Promise<{ site?: string; note: string }> {
-    const unread: string[] = [];
-    // Gathered in parallel, merged in preference order: the engine breaks ties by inventory order.
-    const gathered = await Promise.all(
-      healthy.map(async (name) => {
-        const src = site(name).inventory;
-        if (!src) return void unread.push(`${name} (no inventory source)`);
-        try {
-          return { name, ...(await withTimeout(src.gather(), config.healthTimeoutMs ?? 5000, `${name} inventory`)) };
-        } catch (e) {
-          unread.push(`${name} (${(e as Error).message})`);
-        }
-      }),
-    );
-    const inventory: Inventory = { sites: [] };
-    const running: RunningWork[] = [];
-    for (const g of gathered) {
-      if (!g) continue;
-      // Decisions name the recovery site, whatever the backend calls its cluster.
-      inventory.sites.push(...g.sites.map((s) => ({ ...s, name: g.name })));
-      running.push(...g.running);
-    }
+    const unread = healthy.filter((name) => !site(name).inventory).map((name) => `${name} (no inventory source)`);
+    // Each site's own source, bounded by the probe timeout; decisions name the recovery site, whatever
+    // the backend calls its cluster.
+    const sources = healthy.flatMap((name): InventorySource[] => {
+      const src = site(name).inventory;
+      if (!src) return [];
+      const gather = async () => {
+        const g = await withTimeout(src.gather(), config.healthTimeoutMs ?? 5000, `${name} inventory`);
+        return { ...g, sites: g.sites.map((s) => ({ ...s, name })) };
+      };
+      return [{ name, gather }];
+    });
+    const { inventory, running, unavailable } = await gatherInventory(sources);
+    unread.push(...unavailable.map((u) => `${u.source} (${u.error})`));
     const unreadNote = unread.length ? `; not ranked: ${unread.join(', ')}` : '';
     if (!inventory.sites.length) return { note: `placement: no inventory${unreadNote}; preference order decides` };
     const now = Date.now() / 1000;
-    const d = decide(inventory, running.map((w) => ({ ...w, start: Math.min(w.start || now, now) })), { ...job, submit: Math.min(job.submit, now) }, now, placementPolicy);
+    const d = decideNow(inventory, running, job, now, placementPolicy);
     const at = 'placement' in d ? d.placement : undefined;
     if (!at || d.kind === 'reject') return { note: `placement: ${d.kind} (${d.explanation})${unreadNote}; preference order decides` };
     const when = d.kind === 'reserve' ? `reserve at +${Math.max(0, Math.round(d.at - now))}s` : d.kind;
