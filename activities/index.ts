@@ -28,6 +28,16 @@ export interface ActivityConfig {
   recoverySites?: RecoverySite[];
 }
 
+/** The pause between two status polls; a cancelled watch says so in the log before it stops. */
+export async function pollPause(ctx: Context, ms: number, jobId: string): Promise<void> {
+  try {
+    await ctx.sleep(ms);
+  } catch (e) {
+    if (e instanceof CancelledFailure) ctx.log.info('stopped watching job (cancelled)', { jobId });
+    throw e;
+  }
+}
+
 export function runDirs(home: string, runId: string) {
   const safe = runId.replace(/[^A-Za-z0-9._-]+/g, '_');
   const root = join(home, 'runs', safe);
@@ -95,12 +105,7 @@ export function createActivities(config: ActivityConfig) {
         ctx.heartbeat(st ? { state: st.state, progress: st.progress } : { state: 'UNKNOWN' });
         if (st && classifyJobState(st.state) !== 'active') return st;
         if (st?.state === 'RUNNING') delay = Math.min(delay, 1000); // keep progress fresh while it runs
-        try {
-          await ctx.sleep(delay);
-        } catch (e) {
-          if (e instanceof CancelledFailure) ctx.log.info('stopped watching job (cancelled)', { jobId: ref.jobId });
-          throw e;
-        }
+        await pollPause(ctx, delay, ref.jobId);
         delay = Math.min(delay * 2, pollMaxMs);
       }
     },

@@ -4,7 +4,7 @@
 // valid checkpoint there (copied with verification; checkpoint data never enters a payload), submits the
 // training job under a lease (runtime/fence.ts), watches it with a grace window for an unreachable site,
 // fences the old job, and finally brings the winning checkpoint home for the catalog.
-import { Context, ApplicationFailure, CancelledFailure } from '@temporalio/activity';
+import { Context, ApplicationFailure } from '@temporalio/activity';
 import { existsSync, mkdirSync, writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +13,7 @@ import type { JobBackend } from '../backends/types.js';
 import { builtinCommand } from '../runtime/programs.js';
 import { durationMs } from '../spec/duration.js';
 import { classifyJobState, FAILURES, type JobRef, type JobStatus } from '../spec/outcome.js';
-import { runDirs } from './index.js';
+import { pollPause, runDirs } from './index.js';
 import type { SubmitJobInput } from './types.js';
 import { policy as makePolicy, type JobRequest, type PolicyConfig } from '../placement/index.js';
 import { decideNow, gatherInventory, type InventorySource } from './placement.js';
@@ -293,12 +293,7 @@ export function createRecoveryActivities(config: RecoveryConfig) {
           return { kind: 'unreachable', forMs: Date.now() - failingSince, error: lastError, lastState, progress };
         }
         if (st?.state === 'RUNNING' || failingSince !== undefined) delay = Math.min(delay, 1000);
-        try {
-          await ctx.sleep(delay);
-        } catch (e) {
-          if (e instanceof CancelledFailure) ctx.log.info('stopped watching job (cancelled)', { jobId: ref.jobId });
-          throw e;
-        }
+        await pollPause(ctx, delay, ref.jobId);
         delay = Math.min(delay * 2, pollMaxMs);
       }
     },
