@@ -9,6 +9,7 @@ import { policy, type Inventory, type JobRequest, type PolicyConfig } from '../.
 import { simulate, type SimJob } from './sim.js';
 import { GymNpRandom } from './numpy-rng.js';
 import { loadSwf, type SwfJob } from './traces.js';
+import { ALL_OFF as off, fmt, hours } from './table.js';
 
 export const SAMPLE = 1024;
 export const SAMPLES = 10;
@@ -79,7 +80,6 @@ export function runHpc2n(rows: Row[]) {
 /** RLScheduler (SC'20) Table V, HPC2N: avg bounded slowdown of its baselines. */
 export const TABLE_V: Record<string, number> = { 'FCFS': 297.18, 'FCFS + EASY (RLScheduler HPCSim variant)': 127.38, 'SJF': 157.71, 'SJF + EASY (RLScheduler variant)': 122.04 };
 
-const off = { quotas: false, fairShare: false, qos: false, preemption: false, topology: false, oversubscription: false, deadlines: false, cost: false, thermal: false } as const;
 const tandem = (backfill: PolicyConfig['backfill']) => policy({ ...off, order: 'fairshare', fairShare: true, backfill, topology: true });
 
 export const HPC2N_ROWS: Row[] = [
@@ -94,8 +94,6 @@ export const HPC2N_ROWS: Row[] = [
   { name: 'Tandem (per-user DRF + conservative)', pol: tandem('conservative') },
 ];
 
-const fmt = (x: number, d = 2) => x.toFixed(d);
-const hours = (s: number) => fmt(s / 3600, 1);
 
 export function printHpc2n(perSample = false): void {
   const rows = runHpc2n(HPC2N_ROWS);

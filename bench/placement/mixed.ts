@@ -6,10 +6,10 @@ import { policy, type Inventory, type JobRequest } from '../../placement/index.j
 import { hpc2nSamples } from './hpc2n.js';
 import { simulate, type SimJob, type SimResult } from './sim.js';
 import { loadPhilly } from './traces.js';
+import { ALL_OFF as off, fmt, hours } from './table.js';
 
 export const GPU_NODES = 16;
 const CPU_NODES = 240;
-const off = { quotas: false, fairShare: false, qos: false, preemption: false, topology: false, oversubscription: false, deadlines: false, cost: false, thermal: false } as const;
 
 /** HPC2N's 240 cores plus 16 Philly-like GPU nodes (8 GPUs, 32 cores); shared, MPI ranks may use GPU nodes' cores. */
 export function mixedInventory(shared: boolean): Inventory {
@@ -56,8 +56,6 @@ export function runMixed(arrivals: 'trace' | 'backlog'): { rows: MixedRow[]; hpc
   return { rows, hpc: hpc.length, ai: ai.length, span, longest: all.reduce((m, j) => Math.max(m, j.run), 0) };
 }
 
-const fmt = (x: number, d = 2) => x.toFixed(d);
-const hours = (s: number) => fmt(s / 3600, 1);
 
 export function printMixed(): void {
   for (const arrivals of ['trace', 'backlog'] as const) {

@@ -6,8 +6,8 @@ import { printMixed } from './mixed.js';
 import { loadPolluxResults } from './traces.js';
 import { replay, replayEngine } from './alibaba.js';
 import { POLLUX_ROWS, polluxDurations, runPollux } from './pollux.js';
+import { fmt } from './table.js';
 
-const fmt = (x: number, d = 2) => x.toFixed(d);
 const t0 = Date.now();
 
 // ---------- (a) HPC2N, (b) mixed ----------
