@@ -7,11 +7,10 @@ import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { SlurmrestdJobBackend } from '../../backends/slurm/slurmrestd-backend.js';
-import { FirecrestJobBackend } from '../../backends/slurm/firecrest-backend.js';
 import type { JobBackend } from '../../backends/types.js';
-import { firecrestHasher, firecrestHealth, slurmrestdHealth, type RecoverySite } from '../../activities/recovery.js';
-import { firecrestSource, slurmrestdSource } from '../../activities/placement-sources.js';
+import type { RecoverySite } from '../../activities/recovery.js';
+import { recoverySite } from '../../activities/recovery-sites.js';
+import type { SiteConfig } from '../../spec/sites.js';
 import { startCluster, type Cluster } from '../slurm/cluster.js';
 import { FirecrestGateway } from '../slurm/gateway/server.js';
 import { SlurmExecutor } from '../slurm/gateway/executor.js';
@@ -36,24 +35,20 @@ export interface TestSite {
  *  whose checksum endpoint then verifies checkpoints and whose /status/systems reports health. */
 export async function startSite(name: string, api: 'slurmrestd' | 'firecrest' = 'slurmrestd'): Promise<TestSite> {
   const cluster = await startCluster(name);
-  let backend: JobBackend;
-  let site: Pick<RecoverySite, 'health' | 'hasher' | 'inventory'>;
   let gateway: FirecrestGateway | undefined;
   let firecrest: TestSite['firecrest'];
+  // The same construction a worker's sites file gets (activities/recovery-sites.ts), with short timeouts.
+  const common = { name, workDir: cluster.workDir, statusIntervalMs: 300, timeoutMs: 3000 };
+  let config: SiteConfig = { ...common, api: 'slurmrestd', socket: cluster.restSocket, retries: 1 };
   if (api === 'firecrest') {
     const executor = new SlurmExecutor({ name, slurmConf: cluster.slurmConf, restSocket: cluster.restSocket, restUser: cluster.restUser });
     gateway = new FirecrestGateway({ systems: [executor], tokens: { ...CLIENT, lifetimeS: 300, minRemainingS: 30 } });
     const { baseUrl, tokenUrl } = await gateway.listen();
     firecrest = { baseUrl, tokenUrl };
-    const fc = new FirecrestJobBackend({ site: name, system: name, workDir: cluster.workDir, statusIntervalMs: 300, firecrest: { baseUrl, credentials: { tokenUrl, ...CLIENT }, timeoutMs: 3000, backoff: { attempts: 4, initialMs: 50, maxMs: 500 } } });
-    backend = fc;
-    site = { health: firecrestHealth(fc.client, name), hasher: firecrestHasher(fc.client, name), inventory: firecrestSource(fc, name) };
-  } else {
-    const rest = new SlurmrestdJobBackend({ site: name, workDir: cluster.workDir, statusIntervalMs: 300, rest: { socketPath: cluster.restSocket, timeoutMs: 3000, backoff: { attempts: 2, initialMs: 100, maxMs: 500 } } });
-    backend = rest;
-    site = { health: slurmrestdHealth(rest.client), inventory: slurmrestdSource(rest) };
+    config = { ...common, api: 'firecrest', url: baseUrl, tokenUrl, clientId: CLIENT.clientId, clientSecretEnv: 'TANDEM_TEST_CLIENT_SECRET', retries: 3 };
   }
-  const root = join(cluster.workDir, 'tandem');
+  const site = recoverySite(config, { TANDEM_TEST_CLIENT_SECRET: CLIENT.clientSecret });
+  const { backend, root } = site;
   mkdirSync(root, { recursive: true });
   chmodSync(root, 0o777);
   const conf = readFileSync(cluster.slurmConf, 'utf8');
@@ -65,7 +60,7 @@ export async function startSite(name: string, api: 'slurmrestd' | 'firecrest' = 
     gateway,
     firecrest,
     root,
-    site: { name, backend, root, ...site },
+    site,
     async outage() {
       // The site goes dark: REST API, node daemon and controller are killed (munge stays: it is not Slurm).
       for (const d of ['slurmrestd', 'slurmd', 'slurmctld']) {
