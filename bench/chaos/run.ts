@@ -22,6 +22,7 @@ import type { PipelineTuning } from '../../workflows/pipeline.js';
 import type { TimelineEntry } from '../../spec/status.js';
 import { startSite, type TestSite } from '../../test/recovery/sites.js';
 import { CLIENT } from '../../test/slurm/firecrest-bed.js';
+import { waitFor } from '../../test/helpers.js';
 import type { SiteDescriptor } from './worker.js';
 
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -45,15 +46,6 @@ interface Row {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs: number, everyMs = 200): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
 
 process.umask(0);
 const base = mkdtempSync(join(tmpdir(), 'tandem-chaos-'));
