@@ -28,7 +28,7 @@ const request = (name: string, extra: Partial<KubernetesJobRequest> = {}): Kuber
 
 describe('KubernetesJobBackend', () => {
   test('a preprocess Job runs to COMPLETED; its spec carries resources, node selector, tolerations and the Kueue label', async () => {
-    const jobs = backend({ 'fake.tandem.dev/run-ms': '200' });
+    const jobs = backend({ 'fake.tandem.dev/run-ms': '1500' });
     const ref = await jobs.submit(request('tandem-k-ok-preprocess-1', { kubernetes: { nodeSelector: { 'kubernetes.io/hostname': 'fake-node-1' }, tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }], queueName: 'team-a' } }));
     expect(ref).toEqual({ runtime: 'kubernetes', jobId: 'tandem/tandem-k-ok-preprocess-1', name: 'tandem-k-ok-preprocess-1', site: new URL(cluster.url).host, adopted: false });
 
