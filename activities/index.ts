@@ -9,7 +9,9 @@ import { applyRetention, latestValidCheckpoint } from '../backends/checkpoints.j
 import { builtinCommand } from '../runtime/programs.js';
 import { durationMs } from '../spec/duration.js';
 import { classifyJobState, FAILURES, type JobRef, type JobStatus } from '../spec/outcome.js';
-import { resolveBackend, type BackendMap } from './runtimes.js';
+import { resolveBackend, siteOf, type BackendMap } from './runtimes.js';
+import { createQuotaActivities } from './quota.js';
+import type { QuotasFile } from '../spec/quotas.js';
 import { checkReadiness } from './readiness.js';
 import { createPlacementActivities, localMachineSource, type InventorySource } from './placement.js';
 import type { RecoverySite } from './recovery.js';
@@ -26,6 +28,8 @@ export interface ActivityConfig {
   inventorySources?: InventorySource[];
   /** Slurm sites that training may fail over between (tuning.failover); see activities/recovery.ts. */
   recoverySites?: RecoverySite[];
+  /** Tenant quotas per site (TANDEM_QUOTAS_FILE), enforced through one quotaLedger per site. */
+  quotas?: QuotasFile;
 }
 
 /** The pause between two status polls; a cancelled watch says so in the log before it stops. */
@@ -62,6 +66,7 @@ export function createActivities(config: ActivityConfig) {
 
   return {
     ...createPlacementActivities(config.inventorySources ?? [localMachineSource()]),
+    ...createQuotaActivities(config.quotas, (runtime, stage, site) => siteOf(resolveBackend(backends, runtime, stage, site))),
 
     async submitJob(input: SubmitJobInput): Promise<JobRef> {
       const backend = resolveBackend(backends, input.runtime, input.stage, input.site);

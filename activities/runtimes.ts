@@ -9,7 +9,7 @@ import type { JobBackend } from '../backends/types.js';
 export type BackendMap = Partial<Record<Exclude<Runtime, 'auto'>, JobBackend>>;
 
 /** The site a backend runs jobs at (Slurm and Kubernetes backends name theirs; local is "local"). */
-function siteOf(b: JobBackend): string {
+export function siteOf(b: JobBackend): string {
   return (b as { site?: string }).site ?? b.runtime;
 }
 

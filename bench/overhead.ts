@@ -31,10 +31,10 @@ const median = (xs: number[]) => {
 const pipelineMs: number[] = [];
 const bareMs: number[] = [];
 await worker.runUntil(async () => {
-  // Count the activities one pipeline run schedules, so the baseline does the same amount of work.
-  fake.calls.length = 0;
+  // Count the activities one pipeline run schedules (from its history), so the baseline does the same amount of work.
   await client.workflow.execute('hybridPipeline', { taskQueue: 'bench', workflowId: 'warmup-pipeline', args: [{ spec }] });
-  const activities = fake.calls.length;
+  const history = await client.workflow.getHandle('warmup-pipeline').fetchHistory();
+  const activities = (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes).length;
   await client.workflow.execute('bareActivities', { taskQueue: 'bench', workflowId: 'warmup-bare', args: [activities] });
   process.stdout.write(`runs: ${runs} each, interleaved; ${activities} activities per workflow\n`);
   for (let i = 0; i < runs; i++) {

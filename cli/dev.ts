@@ -8,6 +8,7 @@ import { createTandemWorker } from '../workers/worker.js';
 import { LocalServingBackend } from '../backends/local-serving.js';
 import { slurmBackendFromEnv } from '../backends/slurm/index.js';
 import { recoverySitesFromEnv } from '../activities/recovery-sites.js';
+import { quotasFromEnv } from '../activities/quota.js';
 
 /** Slurm, when TANDEM_SLURM_API configures it (README, "Training on Slurm"): then `auto` trains there. */
 function configuredBackends() {
@@ -30,7 +31,9 @@ export async function runDev(o: { port: number; uiPort: number; state: string })
   const server = await startDevServer({ dbFile: join(state, 'temporal.db'), ui: true, port: o.port, uiPort: o.uiPort });
   const recoverySites = await recoverySitesFromEnv();
   if (recoverySites.length) console.log(`tandem: failover sites ${recoverySites.map((s) => s.name).join(', ')} (TANDEM_SITES_FILE); use \`tandem run --failover\``);
-  const { worker } = await createTandemWorker({ address: server.address, home: state, backends: configuredBackends(), recoverySites });
+  const quotas = await quotasFromEnv();
+  if (quotas) console.log(`tandem: tenant quotas at ${Object.keys(quotas.quotas).join(', ')} (TANDEM_QUOTAS_FILE); \`tandem quotas\` shows what is held`);
+  const { worker } = await createTandemWorker({ address: server.address, home: state, backends: configuredBackends(), recoverySites, quotas });
   console.log(`Temporal: ${server.address}   Web UI: ${server.uiUrl}   state: ${state}`);
   console.log(`Run a pipeline from another terminal: npm run tandem -- run templates/examples/demo-pipeline.yaml`);
   const stop = () => worker.shutdown();

@@ -10,6 +10,7 @@ import { registerRunsCommands } from './runs.js';
 import { failoverTuning, type FailoverFlags } from './failover.js';
 import { registerMigrationCommands } from './migration.js';
 import { registerCheckpointCommands } from './checkpoints.js';
+import { registerQuotaCommands } from './quotas.js';
 import { registerArgoCommands } from '../argo/cli.js';
 import { ArgoClient } from '../argo/client.js';
 
@@ -123,6 +124,7 @@ registerRunsCommands(program, connect, connectArgo);
 registerArgoCommands(program, connectArgo);
 registerMigrationCommands(program, connect);
 registerCheckpointCommands(program);
+registerQuotaCommands(program, connect);
 
 program.parseAsync().catch((err: unknown) => {
   if (err instanceof SpecError) console.error(err.message);

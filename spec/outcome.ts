@@ -43,6 +43,8 @@ export const FAILURES = {
   InvalidRequest: { type: 'InvalidRequest', nonRetryable: true },
   NoValidCheckpoint: { type: 'NoValidCheckpoint', nonRetryable: true },
   GateFailed: { type: 'GateFailed', nonRetryable: true },
+  /** A stage that alone exceeds its tenant's quota, or that waited for quota past the deadline. */
+  QuotaExceeded: { type: 'QuotaExceeded', nonRetryable: true },
 } as const;
 export type FailureType = keyof typeof FAILURES;
 export const NON_RETRYABLE_TYPES: string[] = Object.values(FAILURES)

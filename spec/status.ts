@@ -38,7 +38,10 @@ export type TimelineKind =
   | 'site-wait'
   | 'restore'
   | 'failover'
-  | 'fence';
+  | 'fence'
+  // Tenant quotas (TANDEM_QUOTAS_FILE): a stage's hold booked, waiting for room, released.
+  | 'quota'
+  | 'quota-wait';
 
 export interface TimelineEntry {
   at: string;

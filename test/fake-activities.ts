@@ -5,16 +5,22 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { TandemActivities } from '../activities/index.js';
 import type { JobRef, JobStatus } from '../spec/outcome.js';
 import type { RecoveryActivities } from '../activities/recovery.js';
+import { createQuotaActivities } from '../activities/quota.js';
+import type { QuotasFile } from '../spec/quotas.js';
 
 export interface FakeScript {
   /** Final job states per stage, consumed one per attempt (default COMPLETED). */
   jobStates?: Partial<Record<'preprocess' | 'train', JobStatus['state'][]>>;
   /** Make awaitJob for this stage block (heartbeating) until cancelled. */
   blockOn?: 'preprocess' | 'train';
+  /** Block only the first job of that stage (other pipelines on the same fake run through). */
+  blockOnce?: boolean;
   /** Make placement reject this stage's job. */
   rejectPlacement?: 'preprocess' | 'train';
   /** Make the readiness gate fail (every time, or only the first N times). */
   failGate?: boolean | number;
+  /** Tenant quotas: holds go through the real quota activities and ledger (site "local"). */
+  quotas?: QuotasFile;
 }
 
 export function fakeActivities(script: FakeScript = {}) {
@@ -23,9 +29,11 @@ export function fakeActivities(script: FakeScript = {}) {
   const states = { preprocess: [...(script.jobStates?.preprocess ?? [])], train: [...(script.jobStates?.train ?? [])] };
   const stageOf = (name: string) => (name.includes('-preprocess-') ? 'preprocess' : 'train');
   let started: () => void = () => {};
+  let blockedJob: string | undefined;
   const blocked = new Promise<void>((r) => (started = r));
 
   const acts: TandemActivities = {
+    ...createQuotaActivities(script.quotas, () => 'local'),
     async placeJob({ job }) {
       calls.push(`placeJob:${job.id}`);
       if (script.rejectPlacement && job.id.includes(`-${script.rejectPlacement}-`)) {
@@ -42,7 +50,7 @@ export function fakeActivities(script: FakeScript = {}) {
     async awaitJob({ ref }) {
       calls.push(`awaitJob:${ref.jobId}`);
       const stage = stageOf(ref.name);
-      if (script.blockOn === stage) {
+      if (script.blockOn === stage && (!script.blockOnce || (blockedJob ??= ref.jobId) === ref.jobId)) {
         started();
         const ctx = Context.current();
         for (;;) {

@@ -24,6 +24,9 @@ export interface LedgerInput extends LedgerState {
 export interface AdmitRequest extends Amount {
   holdId: string;
   tenant: string;
+  /** The tenant's quota as the admitting worker is configured now; it replaces the recorded one, so
+   *  an edited quotas file takes effect without restarting the ledger. */
+  quota?: Partial<Amount>;
 }
 
 export interface Usage extends Amount {
@@ -52,7 +55,7 @@ export function usageOf(state: LedgerState, tenant: string): Amount {
 export function refusal(state: LedgerState, req: AdmitRequest): string | undefined {
   if (state.holds[req.holdId]) return undefined; // idempotent re-admit of the same hold
   if (req.cpus < 0 || req.gpus < 0 || req.memoryMB < 0) return 'amounts must not be negative';
-  const q = state.quotas[req.tenant];
+  const q = req.quota ?? state.quotas[req.tenant];
   if (!q) return undefined;
   const u = usageOf(state, req.tenant);
   for (const k of ['cpus', 'gpus', 'memoryMB'] as const) {
@@ -70,6 +73,7 @@ export async function quotaLedger(input: LedgerInput): Promise<never> {
   setHandler(
     admitUpdate,
     (req) => {
+      if (req.quota) state.quotas[req.tenant] = req.quota;
       if (!state.holds[req.holdId]) {
         state.holds[req.holdId] = { tenant: req.tenant, cpus: req.cpus, gpus: req.gpus, memoryMB: req.memoryMB };
         ops++;

@@ -19,9 +19,10 @@ import type { PlacementActivities } from '../activities/placement.js';
 import type { RecoveryActivities } from '../activities/recovery.js';
 import type { Deployment, JobRef, JobStatus, ReadinessResult } from '../activities/types.js';
 import type { JobRequest } from '../placement/types.js';
+import type { Amount } from './ledger.js';
 import { durationMs } from '../spec/duration.js';
 import { classifyJobState, FAILURES, NON_RETRYABLE_TYPES } from '../spec/outcome.js';
-import { STAGES, type PipelineSpec, type RetryOverride, type StageName } from '../spec/pipeline.js';
+import { STAGES, type PipelineSpec, type RetryOverride, type Runtime, type StageName } from '../spec/pipeline.js';
 import type { PipelineResult, PipelineStatus, StageState, TimelineEntry } from '../spec/status.js';
 import { SA_SITE, SA_STAGE } from '../spec/search-attributes.js';
 import { Saga } from './saga.js';
@@ -69,7 +70,7 @@ export interface HybridPipelineInput {
 }
 
 /** Patch ids, newest last; each has recorded histories on both sides in test/histories/. */
-export const PATCHES = { searchAttributes: 'tandem-search-attributes', placement: 'tandem-placement', failover: 'tandem-failover' } as const;
+export const PATCHES = { searchAttributes: 'tandem-search-attributes', placement: 'tandem-placement', failover: 'tandem-failover', quota: 'tandem-quota' } as const;
 
 export const statusQuery = defineQuery<PipelineStatus>('status');
 export const timelineQuery = defineQuery<TimelineEntry[]>('timeline');
@@ -152,6 +153,58 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
     };
   }
 
+  /** What a stage's job holds while it runs, as the quota ledger counts it. */
+  function amountOf(stage: 'preprocess' | 'train'): Amount {
+    const r = spec.stages[stage].resources;
+    return { cpus: r.nodes * r.tasksPerNode * r.cpusPerTask, gpus: r.nodes * r.gpusPerNode, memoryMB: r.nodes * r.memoryMB };
+  }
+
+  /** The site whose quota ledger holds each stage's resources (only stages with a quota there). */
+  const holds: Partial<Record<'preprocess' | 'train', string>> = {};
+  const holdIdOf = (stage: 'preprocess' | 'train') => `${workflowId}/${stage}`;
+
+  /**
+   * Books the stage's resources against its tenant's quota at the site its job goes to, waiting (with
+   * backoff, within the deadline) while the tenant's other stages hold the rest. A hold that moves to
+   * another site (placement, failover) is released at the old one.
+   */
+  async function holdQuota(stage: 'preprocess' | 'train', runtime: Runtime, site?: string): Promise<void> {
+    if (!patched(PATCHES.quota)) return;
+    const holdId = holdIdOf(stage);
+    const amount = amountOf(stage);
+    const waitStart = Date.now();
+    for (let round = 0; ; round++) {
+      const r = await short.admitQuota({ holdId, tenant: spec.tenant, stage, runtime, site, ...amount });
+      if (r.admitted) {
+        if (holds[stage] && holds[stage] !== r.site) await releaseQuota(stage);
+        if (r.managed && !holds[stage]) {
+          holds[stage] = r.site;
+          saga.push({ id: `release-${holdId}@${r.site}`, description: `release ${stage}'s quota hold at ${r.site}`, run: () => short.releaseQuota({ site: r.site, holdId }).then(() => undefined) });
+          record({ kind: 'quota', stage, site: r.site, message: `holding ${amounts(amount)} of tenant ${spec.tenant}'s quota at ${r.site} (${amounts(r.usage)} in use of ${amounts(r.quota)})` });
+        }
+        return;
+      }
+      const waited = Math.round((Date.now() - waitStart) / 1000);
+      if (r.never) throw ApplicationFailure.create({ ...FAILURES.QuotaExceeded, message: `${stage}: ${r.reason}` });
+      const delay = Math.min(r.retryIntervalMs * 2 ** round, r.retryIntervalMs * 10);
+      if (spec.deadline && Date.now() + delay > Date.parse(spec.deadline)) {
+        throw ApplicationFailure.create({ ...FAILURES.QuotaExceeded, message: `${stage}: no room in tenant ${spec.tenant}'s quota at ${r.site} before the deadline ${spec.deadline} (waited ${waited}s): ${r.reason}` });
+      }
+      if (round === 0) record({ kind: 'quota-wait', stage, site: r.site, message: `waiting for quota at ${r.site}: ${r.reason}` });
+      await sleep(delay);
+    }
+  }
+
+  async function releaseQuota(stage: 'preprocess' | 'train'): Promise<void> {
+    const site = holds[stage];
+    if (!site) return;
+    delete holds[stage];
+    const holdId = holdIdOf(stage);
+    await short.releaseQuota({ site, holdId });
+    saga.discard(`release-${holdId}@${site}`);
+    record({ kind: 'quota', stage, site, message: `released ${stage}'s quota hold at ${site}` });
+  }
+
   async function place(stage: 'preprocess' | 'train', name: string, attempt: number): Promise<string | undefined> {
     const { decision, unavailable } = await short.placeJob({ job: stageJob(stage, name) });
     const where = 'placement' in decision && decision.placement ? ` on ${decision.placement.site}/${decision.placement.cluster}/${decision.placement.partition}` : '';
@@ -184,6 +237,7 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
       st.attempts = attempt;
       const name = jobName(workflowId, stage, attempt);
       const site = cfg.runtime === 'auto' && patched(PATCHES.placement) ? await place(stage, name, attempt) : undefined;
+      await holdQuota(stage, cfg.runtime, site);
       const ref = await short.submitJob({ runId: runKey, stage, name, runtime: cfg.runtime, site, command: cfg.command, env: cfg.env, resources: cfg.resources, params, kubernetes: cfg.kubernetes });
       Object.assign(st, { jobId: ref.jobId, runtime: ref.runtime, site: ref.site, status: 'running' });
       if (patched(PATCHES.searchAttributes)) upsertSearchAttributes([{ key: SA_SITE, value: ref.site }]);
@@ -195,7 +249,10 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
       st.progress = final.progress;
       const outcome = classifyJobState(final.state);
       record({ kind: 'job-finished', stage, attempt, jobId: ref.jobId, state: final.state, message: `job ${ref.jobId} ended ${final.state}${final.reason ? ` (${final.reason})` : ''}` });
-      if (outcome === 'success') return { ref, final, attempts: attempt };
+      if (outcome === 'success') {
+        await releaseQuota(stage);
+        return { ref, final, attempts: attempt };
+      }
       const detail = `${stage} job ${ref.jobId} ended ${final.state}${final.reason ? `: ${final.reason}` : ''}${final.tail ? `\n--- last output ---\n${final.tail}` : ''}`;
       if (outcome === 'cancelled') throw ApplicationFailure.create({ ...FAILURES.JobCancelled, message: `${stage} job ${ref.jobId} was cancelled outside Tandem` });
       if (attempt >= retry.maxAttempts) {
@@ -277,6 +334,7 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
           message: staged.step === undefined ? `no valid checkpoint anywhere: ${at} starts from step 0` : `resuming at ${at} from step ${staged.step} (${staged.source === at ? 'already there' : `copied from ${staged.source}, ${staged.bytes} bytes, verified`})${staged.staleCopiesRemoved ? `; removed ${staged.staleCopiesRemoved} unfinished copies` : ''}`,
         });
         const name = jobName(workflowId, 'train', attempt);
+        await holdQuota('train', 'slurm', at);
         const ref = await short.submitAt({ site: at, leaseTtlMs, runId: runKey, stage: 'train', name, runtime: 'slurm', command: cfg.command, env: cfg.env, resources: cfg.resources, params, kubernetes: cfg.kubernetes });
         Object.assign(st, { jobId: ref.jobId, runtime: ref.runtime, site: ref.site, status: 'running' });
         if (patched(PATCHES.searchAttributes)) upsertSearchAttributes([{ key: SA_SITE, value: ref.site }]);
@@ -307,6 +365,7 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
         if (outcome === 'success') {
           const home = await staging.collectCheckpoint({ runKey, site: at });
           record({ kind: 'restore', stage: 'train', site: at, message: `brought step ${home.step} home from ${at}${home.copied ? ' (verified copy)' : ' (already there)'}` });
+          await releaseQuota('train');
           return { ref, final, attempts: attempt };
         }
         if (outcome === 'cancelled') throw ApplicationFailure.create({ ...FAILURES.JobCancelled, message: `train job ${ref.jobId} at ${at} was cancelled outside Tandem` });
@@ -413,6 +472,12 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
     const cause = err instanceof ApplicationFailure ? err : err.cause instanceof ApplicationFailure ? err.cause : undefined;
     throw ApplicationFailure.create({ type: cause?.type ?? 'StageFailed', nonRetryable: true, message: `stage ${stage ?? '(none)'} failed: ${errorMessage(err)}`, cause: err });
   }
+}
+
+function amounts(a: Partial<Amount>): string {
+  const n = (v: number, unit: string) => `${v} ${unit}${v === 1 ? '' : 's'}`;
+  const parts = [a.cpus !== undefined && n(a.cpus, 'CPU'), a.gpus !== undefined && n(a.gpus, 'GPU'), a.memoryMB !== undefined && `${a.memoryMB} MB`].filter(Boolean);
+  return parts.length ? parts.join(', ') : 'nothing';
 }
 
 function errorMessage(err: unknown): string {

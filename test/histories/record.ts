@@ -20,6 +20,7 @@ import type { temporal } from '@temporalio/proto';
 import { fakeSite } from '../migration/fake-site.js';
 import { MigrationPlanSchema } from '../../spec/migration.js';
 import type { PipelineTuning } from '../../workflows/pipeline.js';
+import { parseQuotasFile } from '../../spec/quotas.js';
 
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
@@ -29,6 +30,8 @@ const scenarios: Record<string, FakeScript & { tuning?: PipelineTuning }> = {
   'hybridPipeline-deploy-gate-fails': { failGate: true },
   // NODE_FAIL at zurich → fenced, failover to lugano, resumed from the checkpoint copied there.
   'hybridPipeline-failover': { jobStates: { train: ['NODE_FAIL', 'COMPLETED'] }, tuning: { failover: { sites: ['zurich', 'lugano'] } } },
+  // Tenant quotas: each job stage holds its CPUs in the site's ledger and releases them when it ends.
+  'hybridPipeline-quota': { quotas: parseQuotasFile('quotas:\n  "*":\n    default: {cpus: 8}\n') },
 };
 // `npm run histories:record -- <name>…` records only those (by file name without .json); all by default.
 const only = process.argv.slice(2);

@@ -1,0 +1,84 @@
+// Quota holds: before a stage submits its job, it books what the job holds at its site in that site's
+// quotaLedger entity workflow (started on first use, through update-with-start); the hold is released
+// when the stage ends or its saga runs. A site or tenant without a quota is not booked at all.
+import { Context } from '@temporalio/activity';
+import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { readFile } from 'node:fs/promises';
+import { durationMs } from '../spec/duration.js';
+import type { Runtime } from '../spec/pipeline.js';
+import { quotaFor, parseQuotasFile, type QuotasFile } from '../spec/quotas.js';
+import type { Amount } from '../workflows/ledger.js';
+
+/** One ledger per site and task queue: it runs on the queue of the workers that admit to it, so every
+ *  pipeline of that queue (whichever worker runs it) shares it. */
+export const ledgerId = (taskQueue: string, site: string) => `tandem-quota-${taskQueue}-${site}`;
+
+export interface AdmitQuotaInput extends Amount {
+  holdId: string;
+  tenant: string;
+  stage: string;
+  /** The site the job goes to when known (placement, failover); else the runtime's own site. */
+  site?: string;
+  runtime: Runtime;
+}
+
+/** The site whose ledger books a stage: the one its job will run at. */
+export type SiteResolver = (runtime: Runtime, stage: string, site?: string) => string;
+
+export type AdmitQuotaResult =
+  | { admitted: true; managed: false; site: string }
+  | { admitted: true; managed: true; site: string; usage: Amount; quota: Partial<Amount> }
+  /** `never`: the stage alone exceeds the quota, so waiting cannot help. */
+  | { admitted: false; never: boolean; site: string; reason: string; retryIntervalMs: number };
+
+const KEYS = ['cpus', 'gpus', 'memoryMB'] as const;
+
+export function createQuotaActivities(file: QuotasFile | undefined, resolveSite: SiteResolver) {
+  const retryIntervalMs = durationMs(file?.retryInterval ?? '30s');
+  return {
+    async admitQuota(input: AdmitQuotaInput): Promise<AdmitQuotaResult> {
+      const { holdId, tenant } = input;
+      const site = input.site ?? resolveSite(input.runtime, input.stage);
+      const quota = quotaFor(file, site, tenant);
+      if (!quota) return { admitted: true, managed: false, site };
+      const over = KEYS.find((k) => quota[k] !== undefined && input[k] > quota[k]!);
+      if (over) return { admitted: false, never: true, site, retryIntervalMs, reason: `the stage needs ${input[over]} ${over}, more than tenant ${tenant}'s whole quota of ${quota[over]} at site ${site}` };
+      const ctx = Context.current();
+      const request = { holdId, tenant, cpus: input.cpus, gpus: input.gpus, memoryMB: input.memoryMB, quota };
+      try {
+        const r = await ctx.client.workflow.executeUpdateWithStart('admit', {
+          args: [request],
+          startWorkflowOperation: new WithStartWorkflowOperation('quotaLedger', {
+            workflowId: ledgerId(ctx.info.taskQueue, site),
+            taskQueue: ctx.info.taskQueue,
+            args: [{ site, quotas: {}, holds: {} }],
+            workflowIdConflictPolicy: 'USE_EXISTING',
+          }),
+        });
+        return { admitted: true, managed: true, site, usage: (r as { usage: Amount }).usage, quota };
+      } catch (e) {
+        // The validator refused: the tenant's other stages hold the rest. Anything else is retried.
+        if (e instanceof WorkflowUpdateFailedError) return { admitted: false, never: false, site, retryIntervalMs, reason: e.cause?.message ?? e.message };
+        throw e;
+      }
+    },
+
+    async releaseQuota({ site, holdId }: { site: string; holdId: string }): Promise<{ released: boolean }> {
+      try {
+        const ctx = Context.current();
+        return (await ctx.client.workflow.getHandle(ledgerId(ctx.info.taskQueue, site)).executeUpdate('release', { args: [{ holdId }] })) as { released: boolean };
+      } catch (e) {
+        if (e instanceof WorkflowNotFoundError) return { released: false }; // no ledger: nothing was held
+        throw e;
+      }
+    },
+  };
+}
+
+export type QuotaActivities = ReturnType<typeof createQuotaActivities>;
+
+/** The quotas named by TANDEM_QUOTAS_FILE, or none. */
+export async function quotasFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<QuotasFile | undefined> {
+  const path = env.TANDEM_QUOTAS_FILE;
+  return path ? parseQuotasFile(await readFile(path, 'utf8'), path) : undefined;
+}
