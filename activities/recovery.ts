@@ -99,7 +99,12 @@ export interface WatchAtInput {
   runKey: string;
 }
 
-export type WatchAtResult = { kind: 'ended'; status: JobStatus } | { kind: 'unreachable'; forMs: number; error: string; lastState?: string; progress?: JobStatus['progress'] };
+/** `selfFenced`: the job stopped itself because nobody renewed its lease (e.g. no worker watched it
+ *  for longer than the lease) while its site kept answering: the site is fine, the job can be resubmitted there. */
+export type WatchAtResult = { kind: 'ended'; status: JobStatus; selfFenced?: boolean } | { kind: 'unreachable'; forMs: number; error: string; lastState?: string; progress?: JobStatus['progress'] };
+
+/** The longest pause between two observations of a job under a lease: renewals must come well inside it. */
+export const leasePollCapMs = (leaseTtlMs: number) => Math.max(200, Math.floor(leaseTtlMs / 3));
 
 export interface FenceResult {
   fenced: boolean;
@@ -284,7 +289,7 @@ export function createRecoveryActivities(config: RecoveryConfig) {
           if (classifyJobState(st.state) === 'active') {
             if (leaseTtlMs && existsSync(lease)) writeLease(lease, ref.name, leaseTtlMs);
           } else {
-            if (st.state === 'FAILED' && st.exitCode === FENCED_EXIT_CODE) return { kind: 'ended', status: { ...st, state: 'PREEMPTED', reason: `self-fenced: its lease expired${st.reason ? ` (${st.reason})` : ''}` } };
+            if (st.state === 'FAILED' && st.exitCode === FENCED_EXIT_CODE) return { kind: 'ended', selfFenced: true, status: { ...st, state: 'PREEMPTED', reason: `self-fenced: its lease expired${st.reason ? ` (${st.reason})` : ''}` } };
             return { kind: 'ended', status: st };
           }
         }
@@ -294,12 +299,21 @@ export function createRecoveryActivities(config: RecoveryConfig) {
         }
         if (st?.state === 'RUNNING' || failingSince !== undefined) delay = Math.min(delay, 1000);
         await pollPause(ctx, delay, ref.jobId);
-        delay = Math.min(delay * 2, pollMaxMs);
+        // A queued job is renewed as often as a running one: it checks its lease when it starts.
+        delay = Math.min(delay * 2, pollMaxMs, leaseTtlMs ? leasePollCapMs(leaseTtlMs) : Infinity);
       }
     },
 
-    /** Cancels a job at its site if the site answers within the timeout. */
-    async fenceJob({ ref, timeoutMs = 5000 }: { ref: JobRef; timeoutMs?: number }): Promise<FenceResult> {
+    /**
+     * Cancels a job at its site if the site answers within the timeout. With `runKey`, its lease is
+     * revoked first, so that the job stops itself even if the site requeues it (NODE_FAIL with
+     * JobRequeue=1) or the cancel does not get through.
+     */
+    async fenceJob({ ref, timeoutMs = 5000, runKey }: { ref: JobRef; timeoutMs?: number; runKey?: string }): Promise<FenceResult> {
+      if (runKey) {
+        const lease = leaseFile(site(ref.site).root, runKey, ref.name);
+        if (existsSync(lease)) writeLease(lease, ref.name, -1);
+      }
       try {
         await withTimeout(site(ref.site).backend.cancel(ref.jobId), timeoutMs, `cancel at ${ref.site}`);
         return { fenced: true, detail: `cancelled job ${ref.jobId} at ${ref.site}` };

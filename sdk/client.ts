@@ -8,6 +8,7 @@ import type { PipelineSpec, PipelineSpecInput, StageName } from '../spec/pipelin
 import type { JobProgress } from '../spec/outcome.js';
 import type { PipelineResult, PipelineStatus, TimelineEntry } from '../spec/status.js';
 import type { PipelineTuning, ResumeInput } from '../workflows/pipeline.js';
+import { DEFAULT_GRACE_MS, defaultLeaseMs, leaseProblem } from '../spec/failover.js';
 import { SA_PIPELINE, SA_TENANT, TANDEM_SEARCH_ATTRIBUTES } from '../spec/search-attributes.js';
 
 export const DEFAULT_TASK_QUEUE = 'tandem';
@@ -91,6 +92,12 @@ export class TandemClient {
     const trainRuntime = valid.stages.train.runtime;
     if (opts.tuning?.failover && trainRuntime !== 'slurm' && trainRuntime !== 'auto') {
       throw new Error(`failover moves training between Slurm sites, but stages.train.runtime is "${trainRuntime}"; set it to "slurm" (or "auto") or launch without failover`);
+    }
+    const fo = opts.tuning?.failover;
+    if (fo) {
+      const grace = fo.graceMs ?? DEFAULT_GRACE_MS;
+      const problem = leaseProblem(grace, fo.leaseTtlMs ?? defaultLeaseMs(grace));
+      if (problem) throw new Error(`${problem}; shorten the lease or lengthen the grace window (--failover-grace)`);
     }
     const id = opts.id ?? `${valid.name}-${randomBytes(4).toString('hex')}`;
     let workflowExecutionTimeout: number | undefined;

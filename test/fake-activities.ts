@@ -19,6 +19,11 @@ export interface FakeScript {
   rejectPlacement?: 'preprocess' | 'train';
   /** Make the readiness gate fail (every time, or only the first N times). */
   failGate?: boolean | number;
+  /** The failover path's watch results, one per train job, before jobStates.train: a job that stopped
+   *  itself (lease not renewed) or a site that stopped answering. */
+  trainWatch?: ('self-fenced' | 'unreachable')[];
+  /** fenceJob finds the site unreachable. */
+  fenceFails?: boolean;
   /** Tenant quotas: holds go through the real quota activities and ledger (site "local"). */
   quotas?: QuotasFile;
 }
@@ -87,6 +92,7 @@ export function fakeActivities(script: FakeScript = {}) {
   };
   // The failover path (tuning.failover): two sites, the train job's states consumed as above.
   let checkpointStep: number | undefined;
+  const watches = [...(script.trainWatch ?? [])];
   const recovery: RecoveryActivities = {
     async chooseSite({ exclude, sites = ['zurich', 'lugano'] }) {
       calls.push(`chooseSite:${exclude.join('+')}`);
@@ -105,12 +111,17 @@ export function fakeActivities(script: FakeScript = {}) {
     },
     async watchAt({ ref }) {
       calls.push(`watchAt:${ref.site}:${ref.jobId}`);
+      const scripted = watches.shift();
+      checkpointStep = 5;
+      if (scripted === 'unreachable') return { kind: 'unreachable', forMs: 8000, error: 'connect ECONNREFUSED (scripted)', lastState: 'RUNNING', progress: { step: 5, total: 10 } };
+      if (scripted === 'self-fenced') return { kind: 'ended', selfFenced: true, status: { jobId: ref.jobId, state: 'PREEMPTED', exitCode: 75, progress: { step: 5, total: 10 }, reason: 'self-fenced: its lease expired' } };
       const state = states.train.shift() ?? 'COMPLETED';
       checkpointStep = 5;
       return { kind: 'ended', status: { jobId: ref.jobId, state, progress: { step: state === 'COMPLETED' ? 10 : 5, total: 10 }, reason: state === 'COMPLETED' ? undefined : 'scripted' } };
     },
-    async fenceJob({ ref }) {
-      calls.push(`fenceJob:${ref.site}:${ref.jobId}`);
+    async fenceJob({ ref, runKey }) {
+      calls.push(`fenceJob:${ref.site}:${ref.jobId}${runKey ? ':revoke' : ''}`);
+      if (script.fenceFails) return { fenced: false, detail: `site ${ref.site} did not answer (scripted); its lease stops the job` };
       return { fenced: true, detail: `cancelled job ${ref.jobId} at ${ref.site}` };
     },
     async fenceWhenReachable({ ref }) {

@@ -21,6 +21,7 @@ import type { Deployment, JobRef, JobStatus, ReadinessResult } from '../activiti
 import type { JobRequest } from '../placement/types.js';
 import type { Amount } from './ledger.js';
 import { durationMs } from '../spec/duration.js';
+import { DEFAULT_GRACE_MS, defaultLeaseMs, leaseProblem } from '../spec/failover.js';
 import { classifyJobState, FAILURES, NON_RETRYABLE_TYPES } from '../spec/outcome.js';
 import { STAGES, type PipelineSpec, type RetryOverride, type Runtime, type StageName } from '../spec/pipeline.js';
 import type { PipelineResult, PipelineStatus, StageState, TimelineEntry } from '../spec/status.js';
@@ -70,10 +71,12 @@ export interface HybridPipelineInput {
 }
 
 /** Patch ids, newest last; each has recorded histories on both sides in test/histories/. */
-export const PATCHES = { searchAttributes: 'tandem-search-attributes', placement: 'tandem-placement', failover: 'tandem-failover', quota: 'tandem-quota' } as const;
+export const PATCHES = { searchAttributes: 'tandem-search-attributes', placement: 'tandem-placement', failover: 'tandem-failover', quota: 'tandem-quota', fenceOnFailover: 'tandem-fence-on-failover' } as const;
 
 export const statusQuery = defineQuery<PipelineStatus>('status');
 export const timelineQuery = defineQuery<TimelineEntry[]>('timeline');
+
+const QUOTA_DEADLINE_MARGIN_MS = 2000;
 
 const DEFAULT_RETRY = { maxAttempts: 3, initialInterval: '10s', backoffCoefficient: 2, maximumInterval: '5m' } as const;
 
@@ -133,8 +136,6 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
     record({ kind: 'stage-completed', stage, message });
   }
 
-  /** Asks the placement engine where the job fits (recorded in history and the timeline); a job no
-   *  site can ever run fails here, before anything is submitted. */
   /** The stage as the placement engine sees it. */
   function stageJob(stage: 'preprocess' | 'train', name: string): JobRequest {
     const r = spec.stages[stage].resources;
@@ -147,6 +148,8 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
       submit: Date.now() / 1000,
       count: r.nodes * r.tasksPerNode,
       per: { cpus: r.cpusPerTask, gpus: r.gpusPerNode / r.tasksPerNode, memoryMB: r.memoryMB / r.tasksPerNode },
+      // Slurm puts tasksPerNode ranks on each of `nodes` nodes: never more on one.
+      maxPerNode: r.tasksPerNode,
       walltime: durationMs(r.walltime) / 1000,
       deadline: spec.deadline ? Date.parse(spec.deadline) / 1000 : undefined,
       checkpointable: stage === 'train',
@@ -186,12 +189,12 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
       }
       const waited = Math.round((Date.now() - waitStart) / 1000);
       if (r.never) throw ApplicationFailure.create({ ...FAILURES.QuotaExceeded, message: `${stage}: ${r.reason}` });
-      const delay = Math.min(r.retryIntervalMs * 2 ** round, r.retryIntervalMs * 10);
-      if (spec.deadline && Date.now() + delay > Date.parse(spec.deadline)) {
-        throw ApplicationFailure.create({ ...FAILURES.QuotaExceeded, message: `${stage}: no room in tenant ${spec.tenant}'s quota at ${r.site} before the deadline ${spec.deadline} (waited ${waited}s): ${r.reason}` });
-      }
+      // Give up a little before the deadline, so that the run fails with this reason rather than
+      // with the execution timeout the SDK sets at the deadline.
+      const left = spec.deadline ? Date.parse(spec.deadline) - QUOTA_DEADLINE_MARGIN_MS - Date.now() : Infinity;
+      if (left <= 0) throw ApplicationFailure.create({ ...FAILURES.QuotaExceeded, message: `${stage}: no room in tenant ${spec.tenant}'s quota at ${r.site} before the deadline ${spec.deadline} (waited ${waited}s): ${r.reason}` });
       if (round === 0) record({ kind: 'quota-wait', stage, site: r.site, message: `waiting for quota at ${r.site}: ${r.reason}` });
-      await sleep(delay);
+      await sleep(Math.min(r.retryIntervalMs * 2 ** round, r.retryIntervalMs * 10, left));
     }
   }
 
@@ -205,6 +208,8 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
     record({ kind: 'quota', stage, site, message: `released ${stage}'s quota hold at ${site}` });
   }
 
+  /** Asks the placement engine where the job fits (recorded in history and the timeline); a job no
+   *  site can ever run fails here, before anything is submitted. */
   async function place(stage: 'preprocess' | 'train', name: string, attempt: number): Promise<string | undefined> {
     const { decision, unavailable } = await short.placeJob({ job: stageJob(stage, name) });
     const where = 'placement' in decision && decision.placement ? ` on ${decision.placement.site}/${decision.placement.cluster}/${decision.placement.partition}` : '';
@@ -274,14 +279,19 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
    */
   async function runTrainWithFailover(fo: FailoverTuning, st: StageState, params: Record<string, string | number>, retry: Required<RetryOverride>, watch: typeof short): Promise<{ ref?: JobRef; final?: JobStatus; attempts: number }> {
     const cfg = spec.stages.train;
-    const graceMs = fo.graceMs ?? 60_000;
-    const leaseTtlMs = fo.leaseTtlMs ?? Math.floor(graceMs / 2);
+    const graceMs = fo.graceMs ?? DEFAULT_GRACE_MS;
+    const leaseTtlMs = fo.leaseTtlMs ?? defaultLeaseMs(graceMs);
     const maxFailovers = fo.maxFailovers ?? 3;
     const waitIntervalMs = fo.waitIntervalMs ?? 30_000;
     const maxWaitMs = fo.maxWaitMs ?? 30 * 60_000;
+    // The old job must be stopped (lease expired, plus the fence's 2 s SIGKILL grace) before the grace
+    // window ends and a replacement may start elsewhere.
+    const leaseIssue = leaseProblem(graceMs, leaseTtlMs);
+    if (leaseIssue) throw ApplicationFailure.create({ ...FAILURES.InvalidRequest, message: leaseIssue });
     const staging = proxyActivities<Activities>({ startToCloseTimeout: '30m', heartbeatTimeout, retry: activityRetry });
     const fences = new CancellationScope();
     let failovers = 0;
+    let leaseRestarts = 0;
     let jobFailures = 0;
     let exclude: string[] = [];
     let site: string | undefined;
@@ -362,6 +372,14 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
         st.progress = final.progress;
         const outcome = classifyJobState(final.state);
         record({ kind: 'job-finished', stage: 'train', attempt, jobId: ref.jobId, state: final.state, site: at, message: `job ${ref.jobId} at ${at} ended ${final.state}${final.reason ? ` (${final.reason})` : ''}` });
+        if (w.selfFenced) {
+          // Its site answered all along: nobody renewed the lease (the watch was between workers for
+          // longer than the lease). The site is fine; resume there from the newest checkpoint.
+          leaseRestarts++;
+          if (leaseRestarts > maxFailovers) throw ApplicationFailure.create({ ...FAILURES.InfrastructureFailed, message: `train: job ${ref.jobId} at ${at} stopped itself ${leaseRestarts} times because its lease was not renewed; is a worker watching it? (lease ${Math.round(leaseTtlMs / 1000)}s, heartbeat timeout ${Math.round(heartbeatTimeout / 1000)}s)` });
+          record({ kind: 'fence', stage: 'train', site: at, jobId: ref.jobId, message: `job ${ref.jobId} stopped itself: its lease was not renewed while ${at} answered; resubmitting at ${at} (${leaseRestarts}/${maxFailovers})` });
+          continue;
+        }
         if (outcome === 'success') {
           const home = await staging.collectCheckpoint({ runKey, site: at });
           record({ kind: 'restore', stage: 'train', site: at, message: `brought step ${home.step} home from ${at}${home.copied ? ' (verified copy)' : ' (already there)'}` });
@@ -371,6 +389,11 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
         if (outcome === 'cancelled') throw ApplicationFailure.create({ ...FAILURES.JobCancelled, message: `train job ${ref.jobId} at ${at} was cancelled outside Tandem` });
         const detail = `train job ${ref.jobId} at ${at} ended ${final.state}${final.reason ? `: ${final.reason}` : ''}${final.tail ? `\n--- last output ---\n${final.tail}` : ''}`;
         if (outcome === 'infrastructure') {
+          if (patched(PATCHES.fenceOnFailover)) {
+            // An ended job can come back (a site that requeues after NODE_FAIL): revoke its lease and cancel it.
+            const fence = await short.fenceJob({ ref, runKey });
+            record({ kind: 'fence', stage: 'train', site: at, jobId: ref.jobId, message: `${fence.detail}; lease revoked` });
+          }
           failOver(at, `job ${ref.jobId} ended ${final.state} at ${at}${final.reason ? ` (${final.reason})` : ''}`);
           continue;
         }
