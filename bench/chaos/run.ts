@@ -7,7 +7,7 @@
 //   (c) corrupt newest checkpoint + NODE_FAIL    (f) the Temporal dev server restarted mid-run
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -40,6 +40,8 @@ interface Row {
   completed: number;
   duplicates: number;
   leaked: number;
+  /** Train jobs of one run at different sites that were live at the same time. */
+  overlaps: number;
   lostMax?: number;
   /** Steps a run of the row may lose: one checkpoint interval, or two when the newest checkpoint is corrupt. */
   lostBound?: number;
@@ -68,6 +70,8 @@ const descriptors: SiteDescriptor[] = sites.map((s) => ({
 }));
 
 let restarts = 0;
+let aFailovers = 0;
+let aLeaseRestarts = 0;
 
 /** Workers as child processes, restarted by this supervisor whenever one dies. */
 class Supervisor {
@@ -151,9 +155,27 @@ interface Trial {
   expectFailure?: boolean;
   /** Undo the chaos once the run has ended, before the audit (e.g. revive the sites). */
   after?: () => Promise<void>;
+  /** What the timeline must show beyond the outcome; returns the problem, if any. */
+  check?: (timeline: TimelineEntry[]) => string | undefined;
 }
 
-async function trial(t: Trial): Promise<{ ok: boolean; duplicates: number; leaked: number; lost?: number; note: string; timeline: TimelineEntry[]; runMs: number }> {
+/**
+ * Two live trainers: a train job that still wrote progress after the next train job of the run was
+ * submitted (at another site, or at the same one after a self-fence).
+ */
+function overlaps(id: string, timeline: TimelineEntry[]): number {
+  const jobs = timeline.filter((e) => e.stage === 'train' && (e.kind === 'job-submitted' || e.kind === 'job-adopted') && e.site);
+  let n = 0;
+  for (let k = 1; k < jobs.length; k++) {
+    const old = jobs[k - 1]!;
+    const at = sites.find((s) => s.cluster.name === old.site);
+    const f = at && join(at.cluster.workDir, `tandem-${id}-train-${old.attempt}.progress.json`);
+    if (f && existsSync(f) && statSync(f).mtimeMs > Date.parse(jobs[k]!.at) + 500) n++;
+  }
+  return n;
+}
+
+async function trial(t: Trial): Promise<{ ok: boolean; duplicates: number; leaked: number; overlaps: number; lost?: number; note: string; timeline: TimelineEntry[]; runMs: number }> {
   const home = mkdtempSync(join(base, `${t.id}-`));
   const queue = `chaos-${t.id}`;
   const sup = new Supervisor(home, queue);
@@ -181,6 +203,11 @@ async function trial(t: Trial): Promise<{ ok: boolean; duplicates: number; leake
       note = `${st.phase}: ${String((e as Error).cause instanceof Error ? ((e as Error).cause as Error).message : (e as Error).message).slice(0, 120)}`;
     }
     timeline = await h.timeline().catch(() => []);
+    const problem = t.check?.(timeline);
+    if (problem) {
+      ok = false;
+      note += `; ${problem}`;
+    }
   } finally {
     await t.after?.().catch((e: Error) => process.stderr.write(`${t.id}: undoing the chaos failed: ${e.message}\n`));
     await sup.stop();
@@ -193,7 +220,7 @@ async function trial(t: Trial): Promise<{ ok: boolean; duplicates: number; leake
   const { settledMs, ...a } = await audit(t.id);
   if (settledMs >= 1000) note += `; the sites settled the run's jobs ${Math.round(settledMs / 1000)}s after it ended`;
   if (verbose) console.log(timeline.map((e) => `  ${e.kind} ${e.message}`).join('\n'));
-  return { ok, ...a, lost, note, timeline, runMs };
+  return { ok, ...a, overlaps: overlaps(t.id, timeline), lost, note, timeline, runMs };
 }
 
 const fo = (over: Partial<NonNullable<PipelineTuning['failover']>> = {}): PipelineTuning => ({ heartbeatTimeoutMs: 3000, pollMaxMs: 500, failover: { sites: ['zurich', 'lugano'], graceMs: 8000, leaseTtlMs: 4000, waitIntervalMs: 3000, ...over } });
@@ -201,7 +228,7 @@ const rows: Row[] = [];
 async function scenario(row: string, scenarioName: string, trials: Trial[], lostBound?: number): Promise<void> {
   if (!only.includes(row)) return;
   const t0 = Date.now();
-  const r: Row = { row, scenario: scenarioName, trials: trials.length, completed: 0, duplicates: 0, leaked: 0, lostBound, seconds: 0, notes: [] };
+  const r: Row = { row, scenario: scenarioName, trials: trials.length, completed: 0, duplicates: 0, leaked: 0, overlaps: 0, lostBound, seconds: 0, notes: [] };
   for (const t of trials) {
     let res;
     try {
@@ -214,9 +241,11 @@ async function scenario(row: string, scenarioName: string, trials: Trial[], lost
     else r.notes.push(`${t.id}: ${res.note}`);
     r.duplicates += res.duplicates;
     r.leaked += res.leaked;
+    r.overlaps += res.overlaps;
+    if (row === 'a') for (const e of res.timeline) if (e.kind === 'failover') aFailovers++; else if (e.kind === 'fence' && e.message.includes('stopped itself')) aLeaseRestarts++;
     if (res.lost !== undefined) r.lostMax = Math.max(r.lostMax ?? 0, res.lost);
     if (row !== 'a') r.notes.push(res.note);
-    process.stderr.write(`(${row}) ${t.id}: ${res.ok ? 'ok' : 'NOT OK'} ${res.note} dup=${res.duplicates} leaked=${res.leaked}${res.lost !== undefined ? ` lost=${res.lost}` : ''}\n`);
+    process.stderr.write(`(${row}) ${t.id}: ${res.ok ? 'ok' : 'NOT OK'} ${res.note} dup=${res.duplicates} leaked=${res.leaked} overlaps=${res.overlaps}${res.lost !== undefined ? ` lost=${res.lost}` : ''}\n`);
   }
   r.seconds = Math.round((Date.now() - t0) / 1000);
   rows.push(r);
@@ -254,7 +283,7 @@ try {
       sup.kill();
     },
   })));
-  if (only.includes('a')) rows.at(-1)!.notes.unshift(`kills landed in: ${[...killedIn].map(([k, n]) => `${k} ${n}`).join(', ')}; worker restarts ${restarts}`);
+  if (only.includes('a')) rows.at(-1)!.notes.unshift(`kills landed in: ${[...killedIn].map(([k, n]) => `${k} ${n}`).join(', ')}; worker restarts ${restarts}; failovers ${aFailovers} (a worker kill alone should cause none), resubmits after a self-fence ${aLeaseRestarts}`);
 
   // (b) zurich's daemons stopped mid-training: resume at lugano, lost work ≤ one interval.
   await scenario('b', 'site outage (zurich daemons killed)', ids('chaos-b').map((id): Trial => ({
@@ -295,6 +324,8 @@ try {
     id,
     steps: 40,
     tuning: fo({ sites: ['lugano'] }),
+    // Observation failures alone never fail over (not even back to lugano itself).
+    check: (tl) => (tl.some((e) => e.kind === 'failover') ? `failed over on observation errors: ${tl.find((e) => e.kind === 'failover')!.message}` : undefined),
     chaos: async () => {
       lugano.gateway!.setFaults({ rate: 0.2, kinds: ['500', '502', '503', '429', '408', 'drop', 'slow'], retryAfterS: 0, slowMs: 300, seed: 7 });
     },
@@ -308,6 +339,8 @@ try {
     deadline: new Date(Date.now() + 10 * 60_000).toISOString(),
     tuning: fo({ maxWaitMs: 20_000 }),
     expectFailure: true,
+    // It waited for a healthy site, then failed cleanly: every compensation ran, none failed.
+    check: (tl) => (!tl.some((e) => e.kind === 'site-wait') ? 'never waited for a healthy site' : tl.some((e) => e.kind === 'compensation-failed') ? `a compensation failed: ${tl.find((e) => e.kind === 'compensation-failed')!.message}` : !tl.some((e) => e.kind === 'pipeline-failed') ? 'no pipeline-failed entry' : undefined),
     chaos: async ({ id }) => {
       await waitFor('training at zurich', () => (progressStep(zurich, `tandem-${id}-train-1`) >= 15 ? true : undefined), 120_000);
       await Promise.all([zurich.outage(), lugano.outage()]);
@@ -329,9 +362,9 @@ try {
     },
   })));
 } finally {
-  console.log('\n| | scenario | trials | completed | duplicate jobs | leaked jobs | lost steps (max / bound; interval 10) | time | notes |');
-  console.log('|---|---|---|---|---|---|---|---|---|');
-  for (const r of rows) console.log(`| (${r.row}) | ${r.scenario} | ${r.trials} | ${r.completed}/${r.trials} | ${r.duplicates} | ${r.leaked} | ${r.lostMax === undefined ? '–' : `${r.lostMax} / ≤${r.lostBound}${r.lostMax > r.lostBound! ? ' EXCEEDED' : ''}`} | ${r.seconds}s | ${r.notes.slice(0, 3).join('; ').replace(/\|/g, '/').replace(/\n/g, ' ')} |`);
+  console.log('\n| | scenario | trials | completed | duplicate jobs | leaked jobs | two live trainers | lost steps (max / bound; interval 10) | time | notes |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  for (const r of rows) console.log(`| (${r.row}) | ${r.scenario} | ${r.trials} | ${r.completed}/${r.trials} | ${r.duplicates} | ${r.leaked} | ${r.overlaps} | ${r.lostMax === undefined ? '–' : `${r.lostMax} / ≤${r.lostBound}${r.lostMax > r.lostBound! ? ' EXCEEDED' : ''}`} | ${r.seconds}s | ${r.notes.slice(0, 3).join('; ').replace(/\|/g, '/').replace(/\n/g, ' ')} |`);
   await lugano.gateway?.close();
   await Promise.all([zurich.cluster.down().catch(() => undefined), lugano.cluster.down().catch(() => undefined)]);
   await server.stop();
