@@ -20,7 +20,7 @@ import { listCheckpoints } from '../../backends/checkpoints.js';
 import { LocalServingBackend } from '../../backends/local-serving.js';
 import type { PipelineTuning } from '../../workflows/pipeline.js';
 import type { TimelineEntry } from '../../spec/status.js';
-import { startSite, type TestSite } from '../../test/recovery/sites.js';
+import { startTwoSites, type TestSite } from '../../test/recovery/sites.js';
 import { CLIENT } from '../../test/slurm/firecrest-bed.js';
 import { waitFor } from '../../test/helpers.js';
 import type { SiteDescriptor } from './worker.js';
@@ -56,7 +56,11 @@ const base = mkdtempSync(join(tmpdir(), 'tandem-chaos-'));
 const port = await freePort();
 const dbFile = join(base, 'temporal.db');
 let server: DevServer = await startDevServer({ dbFile, port, startTimeoutMs: 90_000 });
-const [zurich, lugano] = await Promise.all([startSite('zurich'), startSite('lugano', 'firecrest')]);
+const [zurich, lugano] = await startTwoSites().catch(async (e: unknown) => {
+  await server.stop(); // nothing is left running when the test bed cannot start
+  rmSync(base, { recursive: true, force: true });
+  throw e;
+});
 const sites = [zurich, lugano];
 const bundlePath = join(base, 'workflows.js');
 writeFileSync(bundlePath, (await bundleWorkflows()).code);

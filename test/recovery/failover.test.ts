@@ -10,7 +10,7 @@ import { LocalServingBackend } from '../../backends/local-serving.js';
 import { listCheckpoints } from '../../backends/checkpoints.js';
 import type { PipelineTuning } from '../../workflows/pipeline.js';
 import { spec, startWorker, tempDir, uniqueQueue, waitFor } from '../helpers.js';
-import { startSite, type TestSite } from './sites.js';
+import { startTwoSites, type TestSite } from './sites.js';
 
 let zurich: TestSite;
 let lugano: TestSite;
@@ -19,7 +19,7 @@ let oldUmask: number;
 beforeAll(async () => {
   oldUmask = process.umask(0); // jobs run as the clusters' unprivileged user (see test/slurm/pipeline.test.ts)
   // zurich through slurmrestd, lugano through the FirecREST gateway (checksums verify the restored copy).
-  [zurich, lugano] = await Promise.all([startSite('zurich'), startSite('lugano', 'firecrest')]);
+  [zurich, lugano] = await startTwoSites();
 }, 120_000);
 
 afterAll(async () => {

@@ -41,11 +41,16 @@ export async function startSite(name: string, api: 'slurmrestd' | 'firecrest' = 
   const common = { name, workDir: cluster.workDir, statusIntervalMs: 300, timeoutMs: 3000 };
   let config: SiteConfig = { ...common, api: 'slurmrestd', socket: cluster.restSocket, retries: 1 };
   if (api === 'firecrest') {
-    const executor = new SlurmExecutor({ name, slurmConf: cluster.slurmConf, restSocket: cluster.restSocket, restUser: cluster.restUser });
-    gateway = new FirecrestGateway({ systems: [executor], tokens: { ...CLIENT, lifetimeS: 300, minRemainingS: 30 } });
-    const { baseUrl, tokenUrl } = await gateway.listen();
-    firecrest = { baseUrl, tokenUrl };
-    config = { ...common, api: 'firecrest', url: baseUrl, tokenUrl, clientId: CLIENT.clientId, clientSecretEnv: 'TANDEM_TEST_CLIENT_SECRET', retries: 3 };
+    try {
+      const executor = new SlurmExecutor({ name, slurmConf: cluster.slurmConf, restSocket: cluster.restSocket, restUser: cluster.restUser });
+      gateway = new FirecrestGateway({ systems: [executor], tokens: { ...CLIENT, lifetimeS: 300, minRemainingS: 30 } });
+      const { baseUrl, tokenUrl } = await gateway.listen();
+      firecrest = { baseUrl, tokenUrl };
+      config = { ...common, api: 'firecrest', url: baseUrl, tokenUrl, clientId: CLIENT.clientId, clientSecretEnv: 'TANDEM_TEST_CLIENT_SECRET', retries: 3 };
+    } catch (e) {
+      await cluster.down().catch(() => undefined); // a bed that cannot start leaves no daemons behind
+      throw e;
+    }
   }
   const site = recoverySite(config, { TANDEM_TEST_CLIENT_SECRET: CLIENT.clientSecret });
   const { backend, root } = site;
@@ -78,4 +83,17 @@ export async function startSite(name: string, api: 'slurmrestd' | 'firecrest' = 
       await run('bash', [SCRIPT, 'up', cluster.dir, name, ports[0]!, ports[1]!], { timeout: 60_000 });
     },
   };
+}
+
+/** zurich (slurmrestd) and lugano (FirecREST gateway), started together; if either fails, neither is left running. */
+export async function startTwoSites(): Promise<[TestSite, TestSite]> {
+  const started = await Promise.allSettled([startSite('zurich'), startSite('lugano', 'firecrest')]);
+  const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (!failed) return started.map((r) => (r as PromiseFulfilledResult<TestSite>).value) as [TestSite, TestSite];
+  for (const r of started) {
+    if (r.status !== 'fulfilled') continue;
+    await r.value.gateway?.close().catch(() => undefined);
+    await r.value.cluster.down().catch(() => undefined);
+  }
+  throw failed.reason;
 }
