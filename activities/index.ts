@@ -119,7 +119,7 @@ export function createActivities(config: ActivityConfig) {
       await backendOf(ref).cancel(ref.jobId);
     },
 
-    async catalogCheckpoint({ runId, verify, keep }: CatalogInput): Promise<CatalogEntry> {
+    async catalogCheckpoint({ runId, verify, keep, keepEvery }: CatalogInput): Promise<CatalogEntry> {
       const dirs = runDirs(config.home, runId);
       const { latest, skipped } = await latestValidCheckpoint(dirs.checkpoints, verify);
       if (!latest) {
@@ -128,7 +128,7 @@ export function createActivities(config: ActivityConfig) {
           message: `no valid checkpoint under ${dirs.checkpoints}${skipped.length ? `: ${skipped.map((s) => `${s.path}: ${s.reason}`).join('; ')}` : ' (training wrote none)'}`,
         });
       }
-      const removed = applyRetention(dirs.checkpoints, keep, latest.path);
+      const removed = applyRetention(dirs.checkpoints, keep, latest.path, keepEvery);
       const entry: CatalogEntry = { runId, path: latest.path, step: latest.step, job: latest.manifest.job, site: latest.manifest.site, created: latest.manifest.created, metrics: latest.manifest.metrics, skipped, removed };
       writeCatalog(dirs.catalog, [...readCatalog(dirs.catalog).filter((e) => e.path !== entry.path), entry]);
       return entry;

@@ -8,7 +8,7 @@ import { Context, ApplicationFailure } from '@temporalio/activity';
 import { existsSync, mkdirSync, writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { copyCheckpoint, copyVerifiedDir, latestValidCheckpoint, removeStaleCopies, sha256File, type Hasher, type Skipped } from '../backends/checkpoints.js';
+import { applyRetention, copyCheckpoint, copyVerifiedDir, latestValidCheckpoint, removeStaleCopies, sha256File, type Hasher, type Skipped } from '../backends/checkpoints.js';
 import type { JobBackend } from '../backends/types.js';
 import { builtinCommand } from '../runtime/programs.js';
 import { durationMs } from '../spec/duration.js';
@@ -337,12 +337,15 @@ export function createRecoveryActivities(config: RecoveryConfig) {
     },
 
     /** Brings the site's newest valid checkpoint home (verified copy) for the catalog. */
-    async collectCheckpoint({ runKey, site: name }: { runKey: string; site: string }): Promise<CollectResult> {
+    async collectCheckpoint({ runKey, site: name, keep, keepEvery }: { runKey: string; site: string; keep?: number; keepEvery?: number }): Promise<CollectResult> {
       const s = site(name);
-      const { latest, skipped } = await latestValidCheckpoint(siteDirs(name, runKey).checkpoints, true, s.hasher);
+      const at = siteDirs(name, runKey).checkpoints;
+      const { latest, skipped } = await latestValidCheckpoint(at, true, s.hasher);
       if (!latest) throw ApplicationFailure.create({ ...FAILURES.NoValidCheckpoint, message: `no valid checkpoint at ${name} for ${runKey}${skipped.length ? `: ${skipped.map((k) => k.reason).join('; ')}` : ''}` });
       const home = runDirs(config.home, runKey);
       const copy = await copyCheckpoint(latest.path, home.checkpoints, { tag: Context.current().info.activityId });
+      // The site keeps what home keeps (the catalog applies retention at home); older ones go.
+      if (keep) applyRetention(at, keep, latest.path, keepEvery);
       return { path: copy.path, step: copy.step, copied: copy.copied, skipped };
     },
   };

@@ -30,6 +30,7 @@ export interface CatalogInput {
   runId: string;
   verify: boolean;
   keep: number;
+  keepEvery?: number;
 }
 
 export interface CatalogEntry {

@@ -86,6 +86,8 @@ export const CheckpointSchema = z
     verify: z.boolean().default(true),
     /** Retention: keep the newest K checkpoints of the run. */
     keep: z.number().int().min(1).max(1000).default(3),
+    /** … and, beyond those, every checkpoint whose step is a multiple of N (long-term restore points). */
+    keepEvery: z.number().int().min(1).optional(),
   })
   .strict();
 

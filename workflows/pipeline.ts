@@ -381,7 +381,7 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
           continue;
         }
         if (outcome === 'success') {
-          const home = await staging.collectCheckpoint({ runKey, site: at });
+          const home = await staging.collectCheckpoint({ runKey, site: at, keep: spec.stages.checkpoint.keep, keepEvery: spec.stages.checkpoint.keepEvery });
           record({ kind: 'restore', stage: 'train', site: at, message: `brought step ${home.step} home from ${at}${home.copied ? ' (verified copy)' : ' (already there)'}` });
           await releaseQuota('train');
           return { ref, final, attempts: attempt };
@@ -420,7 +420,8 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
     finishStage('train', train.final ? `trained ${train.final.progress?.step ?? tr.steps} steps in ${train.attempts} attempt(s)` : 'reused');
 
     startStage('checkpoint');
-    const ckpt = await short.catalogCheckpoint({ runId: runKey, verify: spec.stages.checkpoint.verify, keep: spec.stages.checkpoint.keep });
+    const { verify, keep, keepEvery } = spec.stages.checkpoint;
+    const ckpt = await short.catalogCheckpoint({ runId: runKey, verify, keep, keepEvery });
     saga.push({ id: `withdraw-${ckpt.path}`, description: `withdraw checkpoint step ${ckpt.step} from the catalog`, run: () => short.withdrawCheckpoint({ runId: runKey, path: ckpt.path }) });
     for (const s of ckpt.skipped) record({ kind: 'stage-started', stage: 'checkpoint', message: `skipped invalid checkpoint ${s.path}: ${s.reason}` });
     finishStage('checkpoint', `catalogued step ${ckpt.step} (${ckpt.path})`);

@@ -5,6 +5,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { applyRetention, copyCheckpoint, latestValidCheckpoint, listCheckpoints, retained, stepDirName, writeCheckpoint, COPY_PREFIX } from '../../backends/checkpoints.js';
 import { tempDir } from '../helpers.js';
+import { createActivities, runDirs } from '../../activities/index.js';
+import { validatePipelineSpec } from '../../spec/parse.js';
 import { checkpointRows, formatCheckpoints } from '../../cli/checkpoints.js';
 import { execFile } from 'node:child_process';
 
@@ -23,6 +25,18 @@ test('retention keeps the newest K and every Nth step, and never the protected o
   expect([0, 1, 2].map((i) => retained(50, i, 2))).toEqual([true, true, false]);
   expect(retained(40, 7, 2, 20)).toBe(true);
   expect(retained(30, 7, 2, 20)).toBe(false);
+});
+
+test('the checkpoint stage applies the spec\'s keep and keepEvery to the run\'s checkpoints', async () => {
+  const home = tempDir('ret-stage');
+  const acts = createActivities({ home });
+  const spec = validatePipelineSpec({ name: 'ret', stages: { checkpoint: { keep: 2, keepEvery: 40 } } });
+  fill(runDirs(home, 'run-1').checkpoints, [10, 20, 30, 40, 50, 60, 70, 80, 90]);
+  const { verify, keep, keepEvery } = spec.stages.checkpoint;
+  const entry = await acts.catalogCheckpoint({ runId: 'run-1', verify, keep, keepEvery });
+  expect(entry.step).toBe(90);
+  expect(listCheckpoints(runDirs(home, 'run-1').checkpoints).map((c) => c.step)).toEqual([90, 80, 40]);
+  expect(() => validatePipelineSpec({ name: 'ret', stages: { checkpoint: { keepEvery: 0 } } })).toThrow(/stages\.checkpoint\.keepEvery/);
 });
 
 test('a copy is verified after it lands and becomes visible only then', async () => {
