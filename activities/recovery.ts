@@ -8,6 +8,7 @@ import { Context, ApplicationFailure } from '@temporalio/activity';
 import { existsSync, mkdirSync, writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { FENCED_EXIT_CODE, fencedMarker } from '../runtime/lease.js';
 import { applyRetention, copyCheckpoint, copyVerifiedDir, latestValidCheckpoint, removeStaleCopies, sha256File, type Hasher, type Skipped } from '../backends/checkpoints.js';
 import type { JobBackend } from '../backends/types.js';
 import { builtinCommand } from '../runtime/programs.js';
@@ -48,7 +49,6 @@ export interface RecoveryConfig {
   placementPolicy?: Partial<PolicyConfig>;
 }
 
-export const FENCED_EXIT_CODE = 75;
 const FENCE = fileURLToPath(new URL('../runtime/fence.ts', import.meta.url));
 
 export interface ChooseSiteInput {
@@ -289,7 +289,7 @@ export function createRecoveryActivities(config: RecoveryConfig) {
           if (classifyJobState(st.state) === 'active') {
             if (leaseTtlMs && existsSync(lease)) writeLease(lease, ref.name, leaseTtlMs);
           } else {
-            if (st.state === 'FAILED' && st.exitCode === FENCED_EXIT_CODE) return { kind: 'ended', selfFenced: true, status: { ...st, state: 'PREEMPTED', reason: `self-fenced: its lease expired${st.reason ? ` (${st.reason})` : ''}` } };
+            if (st.state === 'FAILED' && st.exitCode === FENCED_EXIT_CODE && existsSync(fencedMarker(lease))) return { kind: 'ended', selfFenced: true, status: { ...st, state: 'PREEMPTED', reason: `self-fenced: its lease expired${st.reason ? ` (${st.reason})` : ''}` } };
             return { kind: 'ended', status: st };
           }
         }

@@ -5,11 +5,11 @@
 // elsewhere, so there are never two live training jobs of one pipeline, even when the old site cannot
 // be reached to cancel its job.
 //   node --import tsx runtime/fence.ts <lease-file> -- <program> [args...]
-// The lease file holds {"expiresAt": <epoch ms>, "holder": "<job name>"}. Exit code 75 = fenced.
+// The lease file holds {"expiresAt": <epoch ms>, "holder": "<job name>"}. Exit code 75 = fenced, and
+// `<lease-file>.fenced` says so, so that a program that exits 75 on its own is not taken for fenced.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-
-export const FENCED_EXIT_CODE = 75;
+import { readFileSync, writeFileSync } from 'node:fs';
+import { FENCED_EXIT_CODE, fencedMarker } from './lease.js';
 
 const [leaseFile, sep, program, ...args] = process.argv.slice(2);
 if (!leaseFile || sep !== '--' || !program) {
@@ -25,6 +25,14 @@ function expiresAt(): number {
   }
 }
 
+function markFenced(): void {
+  try {
+    writeFileSync(fencedMarker(leaseFile!), new Date().toISOString());
+  } catch {
+    /* the exit code still says it; the watcher then treats it as the program's own failure */
+  }
+}
+
 function valid(): boolean {
   return expiresAt() > Date.now();
 }
@@ -34,6 +42,7 @@ if (!valid()) {
   await new Promise((r) => setTimeout(r, 300));
   if (!valid()) {
     console.error(`fence: lease ${leaseFile} has expired; not starting`);
+    markFenced();
     process.exit(FENCED_EXIT_CODE);
   }
 }
@@ -43,6 +52,7 @@ let fenced = false;
 const timer = setInterval(() => {
   if (valid() || fenced) return;
   fenced = true;
+  markFenced();
   console.error(`fence: lease ${leaseFile} expired at ${new Date(expiresAt()).toISOString()}; stopping the job`);
   child.kill('SIGTERM');
   setTimeout(() => child.kill('SIGKILL'), 2000).unref();
