@@ -36,10 +36,10 @@ export function slurmInventory(site: string, cluster: string, nodes: SlurmNode[]
     // placed under the first it lists, which is the order of slurm.conf.
     const home = n.partitions[0] ?? 'default';
     byPartition.set(home, [...(byPartition.get(home) ?? []), spec]);
-    if (n.allocCpus > 0 || n.allocMemoryMB > 0) {
+    if (n.allocCpus > 0 || n.allocMemoryMB > 0 || n.allocGpus > 0) {
       // What the site already runs on the node, as one opaque job: placement sees what is really free.
       running.push({
-        job: { id: `${site}:${n.name}:in-use`, type: 'hybrid', tenant: 'site', qos: 'gold', priority: 1000, submit: 0, count: 1, per: { cpus: n.allocCpus, gpus: 0, memoryMB: Math.min(n.allocMemoryMB, n.memoryMB) }, walltime: 3600 },
+        job: { id: `${site}:${n.name}:in-use`, type: 'hybrid', tenant: 'site', qos: 'gold', priority: 1000, submit: 0, count: 1, per: { cpus: n.allocCpus, gpus: Math.min(n.allocGpus, n.gpus), memoryMB: Math.min(n.allocMemoryMB, n.memoryMB) }, walltime: 3600 },
         nodes: [{ node: n.name, slots: 1 }],
         start: 0,
       });
@@ -47,6 +47,17 @@ export function slurmInventory(site: string, cluster: string, nodes: SlurmNode[]
   }
   const partitions: PartitionSpec[] = [...byPartition].sort(([a], [b]) => a.localeCompare(b)).map(([name, ns]) => ({ name, nodes: ns }));
   return { sites: [{ name: site, clusters: [{ name: cluster, partitions }] }], running };
+}
+
+/**
+ * FirecREST's NodeModel reports no GRES in use, so a node's busy GPUs are estimated from its CPUs: all
+ * of them on an allocated node, the same share as its busy CPUs (rounded up) on a mixed one. Placement
+ * then errs towards "busy", never towards a GPU that is not free.
+ */
+export function firecrestAllocGpus(gpus: number, cpus: number, allocCpus: number, state: string[]): number {
+  if (!gpus) return 0;
+  if (state.includes('allocated')) return gpus;
+  return cpus > 0 ? Math.min(gpus, Math.ceil((gpus * allocCpus) / cpus)) : 0;
 }
 
 export function slurmrestdSource(backend: SlurmrestdJobBackend, cluster = backend.site): InventorySource {
@@ -64,6 +75,7 @@ export function firecrestSource(backend: FirecrestJobBackend, system: string): I
         nodes.map((n) => {
           const features = (Array.isArray(n.features) ? n.features : (n.features ?? '').split(',')).map((f) => f.trim()).filter(Boolean);
           const g = gpusFromGres(features.filter((f) => f.startsWith('gpu:')).join(','));
+          const state = n.state.map((s) => s.toLowerCase());
           return {
             name: n.name,
             cpus: n.cpus,
@@ -71,9 +83,10 @@ export function firecrestSource(backend: FirecrestJobBackend, system: string): I
             allocCpus: n.allocCpus ?? 0,
             allocMemoryMB: n.allocMemory ?? 0,
             gpus: g.count,
+            allocGpus: firecrestAllocGpus(g.count, n.cpus, n.allocCpus ?? 0, state),
             gpuModel: g.model,
             partitions: n.partitions ?? [],
-            state: n.state.map((s) => s.toLowerCase()),
+            state,
             features,
           };
         }),

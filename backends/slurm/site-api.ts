@@ -36,6 +36,8 @@ export interface SlurmNode {
   allocCpus: number;
   allocMemoryMB: number;
   gpus: number;
+  /** GPUs allocated to running jobs now. */
+  allocGpus: number;
   gpuModel?: string;
   partitions: string[];
   /** Lower-case Slurm state words, e.g. ["idle"], ["mixed", "drain"]. */

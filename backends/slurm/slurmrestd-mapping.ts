@@ -42,6 +42,8 @@ interface V0038Node {
   alloc_cpus?: number;
   alloc_memory?: number;
   gres?: string;
+  /** e.g. "gpu:a100:2(IDX:0-1)": what running jobs hold. */
+  gres_used?: string;
   partitions?: string[];
   state: string;
   state_flags?: string[];
@@ -82,6 +84,7 @@ function v0038(): SlurmrestdMapping {
           allocCpus: n.alloc_cpus ?? 0,
           allocMemoryMB: n.alloc_memory ?? 0,
           gpus: g.count,
+          allocGpus: gpusFromGres(n.gres_used).count,
           gpuModel: g.model,
           partitions: n.partitions ?? [],
           state: [n.state, ...(n.state_flags ?? [])].map((x) => x.toLowerCase()),

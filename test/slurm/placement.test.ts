@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { slurmrestdMapping } from '../../backends/slurm/slurmrestd-mapping.js';
 import { SlurmrestdJobBackend } from '../../backends/slurm/slurmrestd-backend.js';
 import { gpusFromGres } from '../../backends/slurm/site-api.js';
-import { slurmInventory, slurmrestdSource } from '../../activities/placement-sources.js';
+import { firecrestAllocGpus, slurmInventory, slurmrestdSource } from '../../activities/placement-sources.js';
 import { createPlacementActivities } from '../../activities/placement.js';
 import { startCluster, type Cluster } from './cluster.js';
 
@@ -21,15 +21,18 @@ test('a recorded slurmrestd /nodes answer becomes a site with its partitions and
 test('GRES, topology features and unavailable states', () => {
   expect(gpusFromGres('gpu:a100:4(S:0-1),nic:2')).toEqual({ count: 4, model: 'a100' });
   expect(gpusFromGres('gpu:8')).toEqual({ count: 8, model: undefined });
+  expect(gpusFromGres('gpu:a100:2(IDX:0-1)')).toEqual({ count: 2, model: 'a100' }); // slurmrestd's gres_used
+  // FirecREST reports no GRES in use: estimated from the CPUs, never below what is busy.
+  expect([firecrestAllocGpus(4, 64, 16, ['mixed']), firecrestAllocGpus(4, 64, 17, ['mixed']), firecrestAllocGpus(4, 64, 2, ['allocated']), firecrestAllocGpus(0, 64, 64, ['allocated'])]).toEqual([1, 2, 4, 0]);
   const inv = slurmInventory('s', 'c', [
-    { name: 'g1', cpus: 64, memoryMB: 512_000, allocCpus: 16, allocMemoryMB: 1000, gpus: 4, gpuModel: 'a100', partitions: ['gpu'], state: ['mixed'], features: ['ib:i1', 'nvlink:d1', 'rack:r7'] },
-    { name: 'g2', cpus: 64, memoryMB: 512_000, allocCpus: 0, allocMemoryMB: 0, gpus: 4, partitions: ['gpu'], state: ['idle', 'drain'], features: [] },
+    { name: 'g1', cpus: 64, memoryMB: 512_000, allocCpus: 16, allocMemoryMB: 1000, gpus: 4, allocGpus: 2, gpuModel: 'a100', partitions: ['gpu'], state: ['mixed'], features: ['ib:i1', 'nvlink:d1', 'rack:r7'] },
+    { name: 'g2', cpus: 64, memoryMB: 512_000, allocCpus: 0, allocMemoryMB: 0, gpus: 4, allocGpus: 0, partitions: ['gpu'], state: ['idle', 'drain'], features: [] },
   ]);
   expect(inv.sites[0]!.clusters[0]!.partitions[0]!.nodes).toEqual([
     expect.objectContaining({ id: 'g1', gpus: 4, gpuModel: 'a100', ibIsland: 'i1', nvlinkDomain: 'd1', rack: 'r7', down: false }),
     expect.objectContaining({ id: 'g2', down: true }),
   ]);
-  expect(inv.running).toEqual([expect.objectContaining({ nodes: [{ node: 'g1', slots: 1 }], job: expect.objectContaining({ per: { cpus: 16, gpus: 0, memoryMB: 1000 } }) })]);
+  expect(inv.running).toEqual([expect.objectContaining({ nodes: [{ node: 'g1', slots: 1 }], job: expect.objectContaining({ per: { cpus: 16, gpus: 2, memoryMB: 1000 } }) })]);
 });
 
 describe('on a real Slurm cluster through slurmrestd', () => {
