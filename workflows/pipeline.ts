@@ -430,7 +430,9 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
     const st = startStage('deploy');
     const model = dep.model ?? spec.name;
     const deployActs = proxyActivities<Activities>({
-      startToCloseTimeout: '5m',
+      // Starting a server or applying a Deployment takes seconds; the timeout is how long a worker
+      // that died mid-call holds the stage up before another worker retries it.
+      startToCloseTimeout: '1m',
       retry: { ...activityRetry, maximumAttempts: dep.retry?.maxAttempts ?? spec.retry?.maxAttempts ?? 3 },
     });
     const name = `${spec.name}-${workflowId}`.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 60).replace(/-+$/, '');
