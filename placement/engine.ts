@@ -1,7 +1,7 @@
 // The placement engine: one scheduling pass over a queue produces decisions (start, preempt, reserve,
 // reject), each explained and priced. Pure and deterministic: no I/O, no clock (`now` is an input),
 // no randomness; the only state is the ClusterState it is given, which it updates for starts.
-import { findFit, readsGpus, type Fit } from './fit.js';
+import { findFit, largestGroup, readsGpus, wantsOneDomain, wantsOneIsland, type Fit } from './fit.js';
 import { shareProblem } from './gpus.js';
 import { checkLimits, priceOf, queueOrder, urgent } from './policies.js';
 import { chooseVictims } from './preempt.js';
@@ -34,10 +34,31 @@ function describePlacement(s: ClusterState, job: JobRequest, fit: Fit, a?: Alloc
   };
 }
 
-function where(p: Placement, s: ClusterState, fit: Fit, pol: PolicyConfig): string {
+function where(p: Placement, s: ClusterState, fit: Fit, pol: PolicyConfig, job: JobRequest): string {
   const span = `${p.nodes.length} node(s) of ${p.site}/${p.cluster}/${p.partition}` + (p.nvlinkDomains ? `, ${p.nvlinkDomains} NVLink domain(s)` : '') + `, ${p.ibIslands} IB island(s)`;
   const temp = pol.thermal && fit.nodes.some((i) => s.temp[i] > 0) ? `, coolest rack ${Math.min(...fit.nodes.map((i) => s.temp[i]))} °C` : '';
-  return span + temp + (fit.oversubscribed ? ', oversubscribed' : '') + (fit.why ? `; ${fit.why}` : '');
+  return span + temp + (fit.oversubscribed ? ', oversubscribed' : '') + (fit.why ? `; ${fit.why}` : '') + bound(job);
+}
+
+/** The hard topology constraints the job carries, for explanations. */
+function bound(job: JobRequest): string {
+  return (wantsOneDomain(job) ? '; needsNvlink: inside one NVLink domain' : '') + (job.needsIb ? '; needsIb: inside one IB island' : '');
+}
+
+/** Why a job that fits nowhere, even on the idle cluster, is rejected. */
+function tooLarge(s: ClusterState, job: JobRequest, pol: PolicyConfig): string {
+  const what = `${job.count} slot(s) of ${job.per.cpus} CPU / ${job.per.gpus} GPU / ${job.per.memoryMB} MB`;
+  const model = job.gpuModel ? ` with ${job.gpuModel} GPUs` : '';
+  const oneDomain = wantsOneDomain(job);
+  const oneIsland = wantsOneIsland(job);
+  if ((oneDomain || job.needsIb) && fitsEmpty(s, { ...job, needsNvlink: false, needsIb: false, strictIsland: false }, pol)) {
+    // The cluster could hold it; the group it must stay in never can.
+    const groups = [oneDomain ? 'NVLink domain' : '', oneIsland ? 'IB island' : ''].filter(Boolean).join(' inside one ');
+    const most = largestGroup(s, job, pol);
+    const flags = [oneDomain ? 'needsNvlink' : '', job.needsIb ? 'needsIb' : '', job.strictIsland ? 'strictIsland' : ''].filter(Boolean).join(', ');
+    return `no single ${groups} can ever hold ${what}${model}, and the job must stay inside one (${flags}): the largest holds ${most} of its ${job.count} slot(s) on the idle cluster`;
+  }
+  return `no set of ${what} exists on any one cluster${model}${oneIsland ? ' inside one IB island' : ''}${oneDomain ? ' inside one NVLink domain' : ''}`;
 }
 
 /** The live view plus what reservations starting before `until` will hold. */
@@ -49,8 +70,6 @@ function viewWithHolds(s: ClusterState, reservations: Reservation[], until: numb
   }
   return v;
 }
-
-const oneDomain = (p: Placement) => p.nvlinkDomains === 1;
 
 export interface PassOptions {
   /** Cap on the number of jobs examined (a scheduler's per-cycle budget); all when absent. */
@@ -99,19 +118,27 @@ export function schedule(s: ClusterState, queue: JobRequest[], now: number, pol:
         kind: 'start',
         jobId: job.id,
         placement: p,
-        price: priceOf(s, pol, job, fit, oneDomain(p)),
+        price: priceOf(s, pol, job, fit),
         backfilled,
         oversubscribed: fit.oversubscribed,
-        explanation: `start now on ${where(p, s, fit, pol)}` + (backfilled ? `; backfilled: it does not delay ${reservations.map((r) => r.jobId).join(', ')}` : '') + (urgent(pol, job, now) ? '; deadline-urgent' : ''),
+        explanation: `start now on ${where(p, s, fit, pol, job)}` + (backfilled ? `; backfilled: it does not delay ${reservations.map((r) => r.jobId).join(', ')}` : '') + (urgent(pol, job, now) ? '; deadline-urgent' : ''),
       });
       continue;
     }
     if (pol.preemption) {
-      const v = chooseVictims(s, job, now, pol);
+      // A job that starts by preemption passes the same backfill test as one that starts in free
+      // capacity: reserved jobs keep what they need (victims' use at their start is credited back).
+      let v = chooseVictims(s, job, now, pol);
+      if (v && reservations.length && !backfillAllowed(job, v.fit, now, reservations, false, pol.backfillExtraNodes, v.victims) && pol.backfillExtraNodes) {
+        // Its best victims sit where a reservation needs room: choose again with reserved capacity taken out.
+        v = chooseVictims(s, job, now, pol, viewWithHolds(s, reservations, now + job.walltime, job, pol));
+      }
+      if (v && reservations.length && !backfillAllowed(job, v.fit, now, reservations, true, pol.backfillExtraNodes, v.victims)) v = undefined;
       if (v) {
         for (const a of v.victims) s.release(a.job.id);
         const p = describePlacement(s, job, v.fit, s.allocate(job, v.fit.nodes, v.fit.slots, now, v.fit.gpus));
-        decisions.push({ kind: 'preempt', jobId: job.id, placement: p, victims: v.victims.map((a) => a.job.id), price: priceOf(s, pol, job, v.fit, oneDomain(p)), explanation: `preempt ${v.victims.map((a) => a.job.id).join(', ')} and start on ${where(p, s, v.fit, pol)}: ${v.why}` });
+        const spared = reservations.length ? `; it does not delay ${reservations.map((r) => r.jobId).join(', ')}` : '';
+        decisions.push({ kind: 'preempt', jobId: job.id, placement: p, victims: v.victims.map((a) => a.job.id), price: priceOf(s, pol, job, v.fit), explanation: `preempt ${v.victims.map((a) => a.job.id).join(', ')} and start on ${where(p, s, v.fit, pol, job)}: ${v.why}${spared}` });
         continue;
       }
     }
@@ -128,7 +155,7 @@ export function schedule(s: ClusterState, queue: JobRequest[], now: number, pol:
   function addReservation(job: JobRequest): void {
     const r = reserve(s, job, now, pol, reservations);
     if (!r) {
-      if (!fitsEmpty(s, job, pol)) decisions.push({ kind: 'reject', jobId: job.id, reason: 'too-large', explanation: `no set of ${job.count} slot(s) of ${job.per.cpus} CPU / ${job.per.gpus} GPU / ${job.per.memoryMB} MB exists on any one cluster${job.gpuModel ? ` with ${job.gpuModel} GPUs` : ''}${job.strictIsland ? ' inside one IB island' : ''}` });
+      if (!fitsEmpty(s, job, pol)) decisions.push({ kind: 'reject', jobId: job.id, reason: 'too-large', explanation: tooLarge(s, job, pol) });
       return;
     }
     if (pol.deadlines && job.deadline !== undefined && r.end > job.deadline) {
@@ -137,7 +164,7 @@ export function schedule(s: ClusterState, queue: JobRequest[], now: number, pol:
     }
     reservations.push(r);
     const p = describePlacement(s, job, r.fit);
-    decisions.push({ kind: 'reserve', jobId: job.id, at: r.at, placement: p, reason: 'resources', price: priceOf(s, pol, job, r.fit, oneDomain(p)), explanation: `reserved from t=${r.at} on ${where(p, s, r.fit, pol)} (running jobs end by their estimates)` });
+    decisions.push({ kind: 'reserve', jobId: job.id, at: r.at, placement: p, reason: 'resources', price: priceOf(s, pol, job, r.fit), explanation: `reserved from t=${r.at} on ${where(p, s, r.fit, pol, job)} (running jobs end by their estimates)` });
   }
 }
 

@@ -3,12 +3,15 @@
 // cluster; best-fit inside a group so large holes stay whole; coolest rack first on ties. With
 // topology off it is a greedy first-fit in inventory order (the Kubernetes-default-like baseline).
 // A packing policy (packing.ts) gets the first say over jobs that fit on a single node.
+// Hard constraints hold under every one of them: a GPU job with needsNvlink gets all its slots inside
+// one declared NVLink domain, and a job with needsIb or strictIsland all its slots inside one IB
+// island (wantsOneDomain / wantsOneIsland); where no such group can take it, there is no fit.
 import { freeMax, islandTemps, NODE_BLOCK, NODE_SHIFT, shapeIndex, type FreeMax } from './fit-index.js';
 import { gpuSlotCap } from './gpus.js';
 import { packFit } from './packing.js';
 import type { ClusterState } from './state.js';
 import { QOS_RULES, type JobRequest, type PolicyConfig } from './types.js';
-import type { View } from './view.js';
+import { emptyView, type View } from './view.js';
 
 export { copyView, liveView, type View } from './view.js';
 
@@ -31,6 +34,37 @@ const EPS = 1e-9;
  */
 export const readsGpus = (s: ClusterState, job: JobRequest, pol: PolicyConfig): boolean =>
   job.per.gpuMilli !== undefined || pol.packing === 'fgd' || (job.per.gpus > 0 && (s.sharesRunning > 0 || s.gpu.partialTotal > 0));
+
+/**
+ * needsNvlink binds jobs that ask for GPUs (NVLink joins GPUs): every slot on nodes of one declared
+ * NVLink domain. A node without `nvlinkDomain` is in no domain, so it never takes such a job.
+ */
+export const wantsOneDomain = (job: JobRequest): boolean => job.needsNvlink === true && job.per.gpus > 0;
+
+/**
+ * needsIb (MPI ranks talk over InfiniBand) and strictIsland: every slot inside one IB island. A node
+ * without `ibIsland` is an island of its own (as everywhere in the engine).
+ */
+export const wantsOneIsland = (job: JobRequest): boolean => job.strictIsland === true || job.needsIb === true;
+
+const spans = new WeakMap<ClusterState, Uint8Array>();
+
+/** Per NVLink domain: 1 when its nodes sit in more than one IB island. */
+function domainsSpanningIslands(s: ClusterState): Uint8Array {
+  let a = spans.get(s);
+  if (!a) {
+    a = new Uint8Array(s.domains.length);
+    s.domains.forEach((d, g) => (a![g] = d.nodes.some((i) => s.islandOf[i] !== s.islandOf[d.nodes[0]]) ? 1 : 0));
+    spans.set(s, a);
+  }
+  return a;
+}
+
+/** Do all of the fit's nodes belong to one declared NVLink domain? */
+export function inOneDomain(s: ClusterState, nodes: readonly number[]): boolean {
+  const d = s.domainOf[nodes[0]];
+  return d >= 0 && nodes.every((i) => s.domainOf[i] === d);
+}
 
 export function mayOversubscribe(job: JobRequest, pol: PolicyConfig): boolean {
   return pol.oversubscription && QOS_RULES[job.qos].oversubscribe;
@@ -97,6 +131,7 @@ export function findFit(s: ClusterState, v: View, job: JobRequest, pol: PolicyCo
 }
 
 function firstFit(s: ClusterState, v: View, job: JobRequest, os: boolean, need: number): Fit | undefined {
+  if (wantsOneDomain(job) || wantsOneIsland(job)) return firstFitInGroup(s, v, job, os, need);
   const nodes: number[] = [];
   const slots: number[] = [];
   let rem = need;
@@ -122,6 +157,59 @@ function firstFit(s: ClusterState, v: View, job: JobRequest, os: boolean, need: 
   return { nodes, slots, oversubscribed: nodes.some((i, k) => overPhysical(s, v, i, job, slots[k])) };
 }
 
+/**
+ * First-fit for a job bound to one NVLink domain and/or one IB island: nodes in inventory order, each
+ * counted towards its group; the first group to reach the job's size takes it, first-fit inside.
+ */
+function firstFitInGroup(s: ClusterState, v: View, job: JobRequest, os: boolean, need: number): Fit | undefined {
+  const dom = wantsOneDomain(job);
+  const isl = wantsOneIsland(job);
+  const groups = new Map<number, { nodes: number[]; slots: number[]; sum: number }>();
+  const free = v.live ? freeMax(s) : undefined;
+  for (let i = 0; i < s.n; i++) {
+    if (free && (i & (NODE_BLOCK - 1)) === 0 && !blockMayHold(free, i >> NODE_SHIFT, job, os, 1)) {
+      i += NODE_BLOCK - 1;
+      continue;
+    }
+    if (dom && s.domainOf[i] < 0) continue;
+    const k = slotsOn(s, v, i, job, os);
+    if (k === 0) continue;
+    const key = dom ? (isl ? s.domainOf[i] * s.islands.length + s.islandOf[i] : s.domainOf[i]) : s.islandOf[i];
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = { nodes: [], slots: [], sum: 0 }));
+    const take = Math.min(k, need - g.sum);
+    g.nodes.push(i);
+    g.slots.push(take);
+    g.sum += take;
+    if (g.sum >= need) {
+      const { nodes, slots } = g;
+      return { nodes, slots, oversubscribed: nodes.some((x, q) => overPhysical(s, v, x, job, slots[q])) };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * For explanations: the most slots of the job one group it is bound to (NVLink domain and/or IB
+ * island) could take on the idle cluster.
+ */
+export function largestGroup(s: ClusterState, job: JobRequest, pol: PolicyConfig): number {
+  const dom = wantsOneDomain(job);
+  const isl = wantsOneIsland(job);
+  const v = emptyView(s);
+  const os = mayOversubscribe(job, pol);
+  const sums = new Map<number, number>();
+  let most = 0;
+  for (let i = 0; i < s.n; i++) {
+    if (dom && s.domainOf[i] < 0) continue;
+    const key = dom ? (isl ? s.domainOf[i] * s.islands.length + s.islandOf[i] : s.domainOf[i]) : s.islandOf[i];
+    const sum = (sums.get(key) ?? 0) + Math.min(job.count, slotsOn(s, v, i, job, os));
+    sums.set(key, sum);
+    most = Math.max(most, sum);
+  }
+  return most;
+}
+
 interface Scratch {
   slots: Int32Array;
   islandSum: Float64Array;
@@ -141,7 +229,7 @@ function topologyFit(s: ClusterState, v: View, job: JobRequest, pol: PolicyConfi
     if (ix) {
       if (ix.total < need) return undefined;
       const temps = islandTemps(s);
-      return choose(s, v, job, pol, need, ix.slots, ix.islands.value, (g) => temps[g], () => (ix.domains ? ix.domains.best(need) : -1), () => ix.islands.best(need));
+      return choose(s, v, job, pol, need, ix.slots, ix.islands.value, (g) => temps[g], () => (ix.domains ? ix.domains.best(need) : -1), () => ix.islands.best(need), ix.domains?.value);
     }
   }
   return scanFit(s, v, job, pol, os, need);
@@ -201,10 +289,14 @@ export function scanFit(s: ClusterState, v: View, job: JobRequest, pol: PolicyCo
     }
     return best;
   };
-  return choose(s, v, job, pol, need, slots, islandSum, (g) => groupTemp(s.islands[g].nodes), () => (useDomains ? bestGroup(s.domains, domainSum) : -1), () => bestGroup(s.islands, islandSum));
+  return choose(s, v, job, pol, need, slots, islandSum, (g) => groupTemp(s.islands[g].nodes), () => (useDomains ? bestGroup(s.domains, domainSum) : -1), () => bestGroup(s.islands, islandSum), useDomains ? domainSum : undefined);
 }
 
-/** One NVLink domain if one fits, else one island, else the fewest islands of one cluster. */
+/**
+ * One NVLink domain if one fits, else one island, else the fewest islands of one cluster. A job bound
+ * to one domain stops after the first step, one bound to one island after the second; one bound to an
+ * island never takes a domain whose nodes span islands (then the best single-island domain, or none).
+ */
 function choose(
   s: ClusterState,
   v: View,
@@ -216,12 +308,17 @@ function choose(
   islandTemp: (g: number) => number,
   bestDomain: () => number,
   bestIsland: () => number,
+  domainSum: ArrayLike<number> | undefined,
 ): Fit | undefined {
-  const d = bestDomain();
+  const oneDomain = wantsOneDomain(job);
+  const oneIsland = wantsOneIsland(job);
+  let d = bestDomain();
+  if (d >= 0 && oneIsland && domainsSpanningIslands(s)[d]) d = oneDomain && domainSum ? bestDomainInOneIsland(s, pol, domainSum, need) : -1;
   if (d >= 0) return pick(s, v, job, slots, s.domains[d].nodes, need, pol);
+  if (oneDomain) return undefined;
   const isl = bestIsland();
   if (isl >= 0) return pick(s, v, job, slots, s.islands[isl].nodes, need, pol);
-  if (job.strictIsland) return undefined;
+  if (oneIsland) return undefined;
 
   // Span the fewest islands of one cluster: largest islands first.
   const temp = (g: number) => (pol.thermal ? islandTemp(g) : 0);
@@ -250,6 +347,25 @@ function choose(
   const members: number[] = [];
   for (const g of bestList) for (const i of s.islands[g].nodes) members.push(i);
   return pick(s, v, job, slots, members, need, pol);
+}
+
+/** Best fit among the domains inside one island: least left over, then cooler (thermal), then earlier. */
+function bestDomainInOneIsland(s: ClusterState, pol: PolicyConfig, sums: ArrayLike<number>, need: number): number {
+  const spanning = domainsSpanningIslands(s);
+  let best = -1;
+  let bestLeft = Infinity;
+  let bestTemp = Infinity;
+  for (let g = 0; g < s.domains.length; g++) {
+    if (spanning[g] || !(sums[g] >= need)) continue;
+    const left = sums[g] - need;
+    const t = pol.thermal ? s.domains[g].nodes.reduce((a, i) => a + s.temp[i], 0) / s.domains[g].nodes.length : 0;
+    if (left < bestLeft || (left === bestLeft && t < bestTemp)) {
+      best = g;
+      bestLeft = left;
+      bestTemp = t;
+    }
+  }
+  return best;
 }
 
 /** Inside a chosen group: a single best-fit node when one can finish the job, else the largest first. */

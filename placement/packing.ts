@@ -4,7 +4,7 @@
 // fragmentation under the target workload grows least (falls most), and on it the GPU for a share
 // that does so. Ties go to the cooler rack when the thermal policy is on, then to inventory order.
 import { freeMax, NODE_BLOCK, NODE_SHIFT } from './fit-index.js';
-import { blockMayHold, overPhysical, slotsOn, type Fit } from './fit.js';
+import { blockMayHold, overPhysical, slotsOn, wantsOneDomain, type Fit } from './fit.js';
 import { compileWorkload, fragmentation, fragmentationOf, type CompiledWorkload } from './fragmentation.js';
 import { MILLI, unitsPerSlot } from './gpus.js';
 import type { ClusterState } from './state.js';
@@ -22,11 +22,14 @@ export function packFit(s: ClusterState, v: View, job: JobRequest, pol: PolicyCo
   let candidates = 0;
   const gpus: number[] = [];
   const free = v.live ? freeMax(s) : undefined;
+  // One node is inside one IB island; inside one NVLink domain only when it declares one.
+  const inDomain = wantsOneDomain(job);
   for (let i = 0; i < s.n; i++) {
     if (free && (i & (NODE_BLOCK - 1)) === 0 && !blockMayHold(free, i >> NODE_SHIFT, job, os, need)) {
       i += NODE_BLOCK - 1;
       continue;
     }
+    if (inDomain && s.domainOf[i] < 0) continue;
     if (slotsOn(s, v, i, job, os) < need) continue;
     candidates++;
     gpus.length = 0;

@@ -1,7 +1,7 @@
 // Admission policies that do not depend on where a job lands: tenant quotas, QoS burst limits and
 // guarantees (weighted DRF entitlements), queue order, deadlines and price.
 import type { Allocation, ClusterState, Usage } from './state.js';
-import type { Fit } from './fit.js';
+import { inOneDomain, type Fit } from './fit.js';
 import { PRICE_RULES, QOS_RULES, type JobRequest, type PolicyConfig, type QosClass, type TenantSpec } from './types.js';
 
 export function demand(job: JobRequest): Usage {
@@ -211,8 +211,18 @@ export function* queueOrder(s: ClusterState, pol: PolicyConfig, queue: JobReques
   }
 }
 
+/**
+ * Does the placement use NVLink, the resource the surcharge prices? It follows where the job lands,
+ * not what it asked for: more than one GPU in total, all on nodes of one declared NVLink domain (on
+ * single-node domains: more than one GPU of one node). One GPU, or GPUs split across domains or on
+ * nodes without one, talk over PCIe/IB and pay no surcharge, whatever needsNvlink says.
+ */
+export function usesNvlink(s: ClusterState, job: JobRequest, fit: Fit): boolean {
+  return job.per.gpus * job.count > 1 && inOneDomain(s, fit.nodes);
+}
+
 /** Price of running the job on the fit for its walltime, with the cost policy's modifiers. */
-export function priceOf(s: ClusterState, pol: PolicyConfig, job: JobRequest, fit: Fit, inOneNvlinkDomain: boolean): number {
+export function priceOf(s: ClusterState, pol: PolicyConfig, job: JobRequest, fit: Fit): number {
   let perHour = 0;
   for (let k = 0; k < fit.nodes.length; k++) {
     const p = s.price[fit.nodes[k]];
@@ -220,7 +230,7 @@ export function priceOf(s: ClusterState, pol: PolicyConfig, job: JobRequest, fit
   }
   let price = (perHour * job.walltime) / 3600;
   if (pol.cost) {
-    if (job.needsNvlink && inOneNvlinkDomain) price *= 1 + PRICE_RULES.nvlinkSurcharge;
+    if (usesNvlink(s, job, fit)) price *= 1 + PRICE_RULES.nvlinkSurcharge;
     if (job.delayTolerant) price *= 1 - PRICE_RULES.delayTolerantDiscount;
   }
   return Math.round(price * 100) / 100;

@@ -14,8 +14,8 @@ export interface VictimChoice {
 
 const SEARCH_BUDGET = 4000;
 
-function viewWithout(s: ClusterState, victims: Allocation[], gpus: boolean): View {
-  const v = copyView(s, undefined, gpus);
+function viewWithout(s: ClusterState, victims: Allocation[], gpus: boolean, base: View | undefined): View {
+  const v = copyView(s, base, gpus);
   for (const a of victims) releaseOnView(v, a);
   return v;
 }
@@ -28,7 +28,11 @@ interface Scored {
 
 const better = (a: [number, number, number], b: [number, number, number]) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
 
-export function chooseVictims(s: ClusterState, job: JobRequest, now: number, pol: PolicyConfig): VictimChoice | undefined {
+/**
+ * `base`: the view victims are taken off (the live state when absent); the engine passes one with
+ * reservations' holds on it so that the job's new place keeps clear of what they will need.
+ */
+export function chooseVictims(s: ClusterState, job: JobRequest, now: number, pol: PolicyConfig, base?: View): VictimChoice | undefined {
   const r = rank(pol, job);
   const gpus = readsGpus(s, job, pol);
   const cands: { a: Allocation; cost: number; byGuarantee: boolean }[] = [];
@@ -43,7 +47,7 @@ export function chooseVictims(s: ClusterState, job: JobRequest, now: number, pol
   }
   if (!cands.length) return undefined;
   cands.sort((x, y) => Number(!x.a.job.checkpointable) - Number(!y.a.job.checkpointable) || x.cost - y.cost || (x.a.job.id < y.a.job.id ? -1 : 1));
-  if (!findFit(s, viewWithout(s, cands.map((c) => c.a), gpus), job, pol)) return undefined;
+  if (!findFit(s, viewWithout(s, cands.map((c) => c.a), gpus, base), job, pol)) return undefined;
 
   const keyOf = (set: typeof cands): [number, number, number] => [set.length, set.filter((c) => !c.a.job.checkpointable).length, set.reduce((t, c) => t + c.cost, 0)];
   let best: Scored | undefined;
@@ -54,7 +58,7 @@ export function chooseVictims(s: ClusterState, job: JobRequest, now: number, pol
     for (;;) {
       if (budget-- <= 0) break;
       const set = idx.map((k) => cands[k]);
-      const fit = findFit(s, viewWithout(s, set.map((c) => c.a), gpus), job, pol);
+      const fit = findFit(s, viewWithout(s, set.map((c) => c.a), gpus, base), job, pol);
       if (fit) {
         const key = keyOf(set);
         if (!best || better(key, best.key) < 0) best = { set: set.map((c) => c.a), fit, key };
@@ -72,13 +76,13 @@ export function chooseVictims(s: ClusterState, job: JobRequest, now: number, pol
     const set: typeof cands = [];
     for (const c of cands) {
       set.push(c);
-      if (findFit(s, viewWithout(s, set.map((x) => x.a), gpus), job, pol)) break;
+      if (findFit(s, viewWithout(s, set.map((x) => x.a), gpus, base), job, pol)) break;
     }
     for (let k = set.length - 1; k >= 0; k--) {
       const without = set.filter((_, q) => q !== k);
-      if (findFit(s, viewWithout(s, without.map((x) => x.a), gpus), job, pol)) set.splice(k, 1);
+      if (findFit(s, viewWithout(s, without.map((x) => x.a), gpus, base), job, pol)) set.splice(k, 1);
     }
-    const fit = findFit(s, viewWithout(s, set.map((x) => x.a), gpus), job, pol);
+    const fit = findFit(s, viewWithout(s, set.map((x) => x.a), gpus, base), job, pol);
     if (!fit) return undefined;
     best = { set: set.map((c) => c.a), fit, key: keyOf(set) };
   }

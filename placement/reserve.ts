@@ -2,7 +2,7 @@
 // backfill test: a later job may start now only if every reservation it overlaps keeps what it needs.
 import { findFit, readsGpus, type Fit } from './fit.js';
 import { unitMilli, unitsPerSlot } from './gpus.js';
-import type { ClusterState } from './state.js';
+import type { Allocation, ClusterState } from './state.js';
 import type { JobRequest, PolicyConfig } from './types.js';
 import { copyView, emptyView, holdOnView, liveView, releaseOnView, type Hold, type View } from './view.js';
 
@@ -73,8 +73,10 @@ export function reserve(s: ClusterState, job: JobRequest, now: number, pol: Poli
  * Can `job` start now on `fit` without delaying any reservation? Commits the use when it can. Spare
  * capacity is counted per node, not per GPU: a backfilled share may take the fraction of the GPU a
  * reserved share was planned on (reservations are advisory; the reserved job is placed afresh).
+ * `freed`: victims preempted to make room for the job. What one of them would still have held on a
+ * node when a reservation begins (the reservation counted it as busy) is credited back there.
  */
-export function backfillAllowed(job: JobRequest, fit: Fit, now: number, reservations: Reservation[], commit: boolean, extraNodes = true): boolean {
+export function backfillAllowed(job: JobRequest, fit: Fit, now: number, reservations: Reservation[], commit: boolean, extraNodes = true, freed: readonly Allocation[] = []): boolean {
   const end = now + job.walltime;
   const touched: { r: Reservation; i: number; c: number; g: number; m: number }[] = [];
   for (const r of reservations) {
@@ -83,9 +85,18 @@ export function backfillAllowed(job: JobRequest, fit: Fit, now: number, reservat
     for (let k = 0; k < fit.nodes.length; k++) {
       const sp = r.spare.get(fit.nodes[k]);
       if (!sp) continue;
-      const c = job.per.cpus * fit.slots[k];
-      const g = job.per.gpus * fit.slots[k];
-      const m = job.per.memoryMB * fit.slots[k];
+      let c = job.per.cpus * fit.slots[k];
+      let g = job.per.gpus * fit.slots[k];
+      let m = job.per.memoryMB * fit.slots[k];
+      for (const a of freed) {
+        // reserve() replays an end at max(now, estEnd): a victim ending later is busy at r.at.
+        if (!(Math.max(now, a.estEnd) > r.at)) continue;
+        const q = a.nodes.indexOf(fit.nodes[k]);
+        if (q < 0) continue;
+        c -= a.job.per.cpus * a.slots[q];
+        g -= a.job.per.gpus * a.slots[q];
+        m -= a.job.per.memoryMB * a.slots[q];
+      }
       if (sp.cpus - c < -1e-9 || sp.gpus - g < -1e-9 || sp.mem - m < -1e-9) return false;
       touched.push({ r, i: fit.nodes[k], c, g, m });
     }

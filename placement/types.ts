@@ -84,7 +84,13 @@ export interface JobRequest {
   /** At most this many slots on one node; 1 means "whole-node gang members" (e.g. Slurm -N n). */
   maxPerNode?: number;
   gpuModel?: string;
+  /**
+   * Hard constraint for a job that asks for GPUs: every slot on nodes of one declared NVLink domain.
+   * When no domain has room now the job is reserved for when one will; when no domain could ever hold
+   * it, it is rejected. Ignored by jobs without GPUs.
+   */
   needsNvlink?: boolean;
+  /** Hard constraint: every slot (MPI rank) inside one IB island, exactly as `strictIsland`. */
   needsIb?: boolean;
   /** Refuse to span IB islands even when that would let it start now. */
   strictIsland?: boolean;
@@ -204,7 +210,10 @@ export const QOS_RULES: Record<QosClass, QosRule> = {
 
 export const OVERSUBSCRIPTION_DEFAULT = { cpu: 1.2, gpu: 1.05 } as const;
 
-/** Price modifiers of the cost policy. */
+/**
+ * Price modifiers of the cost policy. The NVLink surcharge follows the placement: a job pays it when
+ * its GPUs (more than one) all sit in one NVLink domain, whether or not it asked for NVLink.
+ */
 export const PRICE_RULES = { nvlinkSurcharge: 0.2, delayTolerantDiscount: 0.3 } as const;
 
 export const DEFAULT_POLICY: PolicyConfig = {

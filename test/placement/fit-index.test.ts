@@ -63,6 +63,9 @@ const shapeArb = fc.record({
   maxPerNode: fc.option(fc.constantFrom(1, 2, 4), { nil: undefined }),
   model: fc.option(fc.constantFrom('H100', 'A100'), { nil: undefined }),
   strictIsland: fc.boolean(),
+  // Hard topology constraints (choose() applies them on both paths): set now and then.
+  needsNvlink: fc.integer({ min: 0, max: 3 }).map((x) => x === 0),
+  needsIb: fc.integer({ min: 0, max: 3 }).map((x) => x === 0),
 });
 
 const opArb = fc.record({ shape: fc.nat(), count: fc.integer({ min: 1, max: 24 }), allocate: fc.boolean(), release: fc.nat() });
@@ -96,6 +99,8 @@ describe('indexed topology fit = straightforward scan', () => {
               maxPerNode: sh.maxPerNode,
               gpuModel: sh.model,
               strictIsland: sh.strictIsland,
+              needsNvlink: sh.needsNvlink,
+              needsIb: sh.needsIb,
               walltime: 100,
             };
             const indexed = findFit(s, liveView(s), job, pol);
