@@ -502,7 +502,7 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
 
 function amounts(a: Partial<Amount>): string {
   const n = (v: number, unit: string) => `${v} ${unit}${v === 1 ? '' : 's'}`;
-  const parts = [a.cpus !== undefined && n(a.cpus, 'CPU'), a.gpus !== undefined && n(a.gpus, 'GPU'), a.memoryMB !== undefined && `${a.memoryMB} MB`].filter(Boolean);
+  const parts = [a.cpus && n(a.cpus, 'CPU'), a.gpus && n(a.gpus, 'GPU'), a.memoryMB && `${a.memoryMB} MB`].filter(Boolean);
   return parts.length ? parts.join(', ') : 'nothing';
 }
 

@@ -4,6 +4,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { fakeActivities, type FakeScript } from '../fake-activities.js';
 import { spec, startWorker, temporalClient, uniqueQueue } from '../helpers.js';
 import type { FailoverTuning } from '../../workflows/pipeline.js';
+import { parseQuotasFile } from '../../spec/quotas.js';
 
 const slurmSpec = () => spec({ stages: { preprocess: { runtime: 'local' }, train: { runtime: 'slurm' }, deploy: { runtime: 'local' } } });
 
@@ -52,6 +53,19 @@ describe('failover decisions (real server, scripted sites)', () => {
     expect(train(calls).slice(4, 6).sort()).toEqual(['chooseSite:zurich', 'fenceWhenReachable:2']);
     expect(calls.filter((c) => c.startsWith('submitAt:lugano:'))).toHaveLength(1);
     expect(timeline.filter((e) => e.kind === 'fence').map((e) => e.message)).toEqual(expect.arrayContaining([expect.stringMatching(/did not answer \(scripted\); its lease stops the job/)]));
+  });
+
+  test('a quota hold follows the job: booked at zurich, moved to lugano on failover, released at the end', async () => {
+    const quotas = parseQuotasFile('quotas:\n  "*":\n    default: {cpus: 4}\n');
+    const { outcome, timeline } = await run({ jobStates: { train: ['NODE_FAIL', 'COMPLETED'] }, quotas });
+    expect(outcome.ok).toBe(true);
+    const holds = timeline.filter((e) => e.kind === 'quota' && e.stage === 'train').map((e) => e.message.replace(/ \(.*\)$/, ''));
+    expect(holds).toEqual([
+      "holding 1 CPU, 1024 MB of tenant default's quota at zurich",
+      "released train's quota hold at zurich",
+      "holding 1 CPU, 1024 MB of tenant default's quota at lugano",
+      "released train's quota hold at lugano",
+    ]);
   });
 
   test('failovers are bounded', async () => {
