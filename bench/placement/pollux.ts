@@ -17,7 +17,7 @@ import { simulate, type SimJob, type SimOptions } from './sim.js';
 import { loadPolluxResults, loadPolluxWorkload, TRACES } from './traces.js';
 
 export const POLLUX_LOADS: Record<string, string> = { '0.5': 'workloads-0.5', '1.0': 'workloads', '1.5': 'workloads-1.5', '2.0': 'workloads-2.0' };
-const WORKLOADS = [1, 2, 3, 4, 5, 6, 7, 8];
+export const WORKLOADS = [1, 2, 3, 4, 5, 6, 7, 8];
 
 interface WorkloadRow {
   name: string;

@@ -20,15 +20,79 @@ export interface JobOutcome {
 
 export interface SimResult {
   outcomes: JobOutcome[];
+  /** Jobs the policy rejected (or that could never start); not in the averages, which are over `outcomes`. */
   rejected: string[];
+  /** Rejections by the engine's reason ('too-large', 'quota', 'qos-burst', …; 'never-starts' for jobs left waiting with nothing to wait for). */
+  rejectReasons: Record<string, number>;
+  /** First arrival to last completion (s). */
   makespan: number;
+  /** Seconds during which at least one job was running (the union of the run intervals). */
+  busy: number;
+  /** Mean CPU / GPU utilisation over the busy period: work done / (physical capacity × `busy`). */
   utilCpu: number;
   utilGpu: number;
   avgJct: number;
   avgBsld: number;
+  /** Makespan lower bound of the completed jobs: see makespanLowerBound. */
   lowerBound: number;
+  /** Average JCT lower bound: mean run time of the completed jobs (a job's JCT is at least its run). */
+  jctLowerBound: number;
   decisions: number;
+  /** Starts the engine marked oversubscribed. */
+  oversubscribed: number;
 }
+
+export interface LbJob {
+  submit: number;
+  run: number;
+  /** Total CPUs / GPUs the job holds while it runs (slots × per slot). */
+  cpus: number;
+  gpus: number;
+}
+
+/**
+ * A lower bound on the makespan (measured from `first`, the first arrival) of any schedule of `jobs`
+ * on `cap` CPUs and GPUs: the largest of
+ *  - max over jobs of (submit − first + run): no job ends before it arrives and runs;
+ *  - max over arrival times t of (t − first + W(t) / capacity), per resource, where W(t) is the work
+ *    (resource-seconds) of the jobs submitted at or after t: none of it can be done before t. At
+ *    t = first this is the total work / capacity bound.
+ */
+export function makespanLowerBound(jobs: LbJob[], cap: { cpus: number; gpus: number }, first = jobs.reduce((m, j) => Math.min(m, j.submit), Infinity)): number {
+  if (!jobs.length) return 0;
+  let lb = 0;
+  for (const j of jobs) lb = Math.max(lb, j.submit - first + j.run);
+  const bySubmit = [...jobs].sort((a, b) => b.submit - a.submit);
+  let wCpu = 0;
+  let wGpu = 0;
+  for (let k = 0; k < bySubmit.length; k++) {
+    const j = bySubmit[k];
+    wCpu += j.cpus * j.run;
+    wGpu += j.gpus * j.run;
+    if (k + 1 < bySubmit.length && bySubmit[k + 1].submit === j.submit) continue; // all jobs submitted at t first
+    const t = j.submit - first;
+    if (cap.cpus > 0) lb = Math.max(lb, t + wCpu / cap.cpus);
+    if (cap.gpus > 0) lb = Math.max(lb, t + wGpu / cap.gpus);
+  }
+  return lb;
+}
+
+/**
+ * Capacity for the lower bound: physical, or, when the policy oversubscribes, each node's capacity
+ * times its partition's ratio (the most the simulator can ever run at once).
+ */
+export function lbCapacity(s: ClusterState, pol: Pick<PolicyConfig, 'oversubscription'>): { cpus: number; gpus: number } {
+  let cpus = 0;
+  let gpus = 0;
+  for (let i = 0; i < s.n; i++) {
+    if (s.down[i]) continue;
+    cpus += s.capCpu[i] * (pol.oversubscription ? s.osCpu[i] : 1);
+    gpus += s.capGpu[i] * (pol.oversubscription ? s.osGpu[i] : 1);
+  }
+  return { cpus, gpus };
+}
+
+export const lbJob = (j: SimJob): LbJob => ({ submit: j.req.submit, run: j.run, cpus: j.req.per.cpus * j.req.count, gpus: j.req.per.gpus * j.req.count });
 
 export interface SimOptions {
   /** Extra scheduling ticks (s) while jobs wait, for policies whose priorities change with time (LAS). */
@@ -101,9 +165,12 @@ export function simulate(inv: Inventory, jobs: SimJob[], pol: PolicyConfig, opts
   const queue = new Map<string, JobRequest>();
   const outcomes: JobOutcome[] = [];
   const rejected: string[] = [];
+  const rejectReasons: Record<string, number> = {};
   let next = 0;
   let now = arrivals.length ? arrivals[0].req.submit : 0;
   let decisions = 0;
+  let oversubscribed = 0;
+  let busy = 0;
   let workCpu = 0;
   let workGpu = 0;
   let nextTick = Infinity;
@@ -115,8 +182,11 @@ export function simulate(inv: Inventory, jobs: SimJob[], pol: PolicyConfig, opts
     if (t === Infinity) {
       // Nothing runs, nothing arrives, yet jobs wait: they can never start.
       for (const id of queue.keys()) rejected.push(id);
+      if (queue.size) rejectReasons['never-starts'] = (rejectReasons['never-starts'] ?? 0) + queue.size;
       break;
     }
+    // What runs stays put between events: [now, t) is busy iff something runs.
+    if (s.running.size) busy += t - now;
     now = t;
     while (done.size && done.peek().t <= now) {
       const e = done.pop();
@@ -146,6 +216,7 @@ export function simulate(inv: Inventory, jobs: SimJob[], pol: PolicyConfig, opts
     decisions += ds.length;
     for (const d of ds) {
       if (d.kind === 'start' || d.kind === 'preempt') {
+        if (d.kind === 'start' && d.oversubscribed) oversubscribed++;
         if (d.kind === 'preempt')
           for (const vid of d.victims) {
             const vs = st.get(vid)!;
@@ -170,6 +241,7 @@ export function simulate(inv: Inventory, jobs: SimJob[], pol: PolicyConfig, opts
         queue.delete(d.jobId);
       } else if (d.kind === 'reject') {
         rejected.push(d.jobId);
+        rejectReasons[d.reason] = (rejectReasons[d.reason] ?? 0) + 1;
         queue.delete(d.jobId);
       }
     }
@@ -232,19 +304,21 @@ export function simulate(inv: Inventory, jobs: SimJob[], pol: PolicyConfig, opts
   const jct = outcomes.reduce((t, o) => t + (o.end - o.submit), 0) / Math.max(1, outcomes.length);
   const bsld = outcomes.reduce((t, o) => t + Math.max(1, (o.end - o.submit) / Math.max(o.run, tau)), 0) / Math.max(1, outcomes.length);
   const served = outcomes.map((o) => byId.get(o.id)!);
-  const totCpu = served.reduce((t, j) => t + j.req.per.cpus * j.req.count * j.run, 0);
-  const totGpu = served.reduce((t, j) => t + j.req.per.gpus * j.req.count * j.run, 0);
-  const longest = served.reduce((m, j) => Math.max(m, j.run), 0);
-  const lowerBound = Math.max(s.totalCpu ? totCpu / s.totalCpu : 0, s.totalGpu ? totGpu / s.totalGpu : 0, longest);
+  const lowerBound = makespanLowerBound(served.map(lbJob), lbCapacity(s, pol), first);
+  const jctLowerBound = served.reduce((t, j) => t + j.run, 0) / Math.max(1, served.length);
   return {
     outcomes,
     rejected,
+    rejectReasons,
     makespan,
-    utilCpu: makespan > 0 && s.totalCpu ? workCpu / (s.totalCpu * makespan) : 0,
-    utilGpu: makespan > 0 && s.totalGpu ? workGpu / (s.totalGpu * makespan) : 0,
+    busy,
+    utilCpu: busy > 0 && s.totalCpu ? workCpu / (s.totalCpu * busy) : 0,
+    utilGpu: busy > 0 && s.totalGpu ? workGpu / (s.totalGpu * busy) : 0,
     avgJct: jct,
     avgBsld: bsld,
     lowerBound,
+    jctLowerBound,
     decisions,
+    oversubscribed,
   };
 }

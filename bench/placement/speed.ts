@@ -1,6 +1,8 @@
-// Decisions per second of one scheduling pass over 5,000 queued jobs at 1k and 10k nodes (8-GPU,
-// 64-core nodes, one NVLink domain per node, 32-node IB islands, half-loaded). Job shapes are real:
-// alternating Philly GPU jobs and HPC2N MPI jobs. Run: npm run bench:placement-speed
+// Jobs examined and decisions emitted per second of one scheduling pass over 5,000 queued jobs at 1k
+// and 10k nodes (8-GPU, 64-core nodes, one NVLink domain per node, 32-node IB islands, half-loaded).
+// Job shapes are real: alternating Philly GPU jobs and HPC2N MPI jobs (8-GPU jobs need one NVLink
+// domain: the engine holds needsNvlink jobs to one domain, which larger jobs on these 8-GPU nodes
+// cannot have). Run: npm run bench:placement-speed
 import { ClusterState, policy, schedule, type Inventory, type JobRequest, type PolicyConfig } from '../../placement/index.js';
 import { loadPhilly, loadSwf } from './traces.js';
 
@@ -28,7 +30,7 @@ function shapes(n: number): JobRequest[] {
     const tenant = `t${k % 7}`;
     if (k % 2 === 0) {
       const p = philly[k];
-      out.push({ id: `g${k}`, type: 'ai-training', tenant, qos, priority: 100, submit: k, count: p.gpus, per: { cpus: 4, gpus: 1, memoryMB: 32_000 }, walltime: p.duration, needsNvlink: p.gpus >= 8, checkpointable: true });
+      out.push({ id: `g${k}`, type: 'ai-training', tenant, qos, priority: 100, submit: k, count: p.gpus, per: { cpus: 4, gpus: 1, memoryMB: 32_000 }, walltime: p.duration, needsNvlink: p.gpus === 8, checkpointable: true });
     } else {
       const h = hpc[k];
       out.push({ id: `h${k}`, type: 'hpc-mpi', tenant, qos, priority: 100, submit: k, count: h.procs, per: { cpus: 1, gpus: 0, memoryMB: 2000 }, walltime: h.reqTime, needsIb: true });
@@ -66,6 +68,8 @@ function measure(nodes: number, queue: JobRequest[], pol: PolicyConfig, cpuBound
   }
   runs.sort((a, b) => a.ms - b.ms);
   const med = runs[1];
+  // Every queued job is examined (the rows all backfill, so the pass never stops at a blocked head),
+  // but under EASY a blocked job after the first reservation gets no decision: decisions ≤ jobs.
   return { nodes, load, ms: med.ms, decisions: med.decisions, starts: med.starts, examined: queue.length, perSec: (queue.length / med.ms) * 1000, decPerSec: (med.decisions / med.ms) * 1000 };
 }
 
@@ -75,18 +79,27 @@ const configs: [string, PolicyConfig][] = [
   ['full policy + preemption', policy({ tenants: Array.from({ length: 7 }, (_, k) => ({ name: `t${k}`, weight: 1 })) })],
   ['FCFS + EASY, first-fit', policy({ order: 'fcfs', topology: false, quotas: false, qos: false, fairShare: false, preemption: false })],
 ];
+/** The goal the table is checked against: decisions emitted per second of a pass at this many nodes. */
+const GOAL = { decPerSec: 10_000, nodes: 10_000 };
 console.log('\nPlacement speed: one pass over 5,000 queued jobs (median of 3), this machine');
-console.log('| policy | nodes | GPUs / CPUs busy before | pass (ms) | jobs decided/s | decisions emitted | starts | µs per job |');
-console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+console.log('jobs examined/s = queued jobs / pass time (every job is looked at); decisions/s = decisions emitted (start, preempt, reserve, reject) / pass time: under EASY a blocked job after the first reservation gets none.');
+console.log('| policy | nodes | GPUs / CPUs busy before | pass (ms) | jobs examined/s | decisions emitted | decisions/s | starts | µs per job |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
 const res: Record<string, number[]> = {};
+const atGoal: { row: string; decPerSec: number }[] = [];
 for (const cpuBound of [false, true]) {
   for (const [name, pol] of configs) {
     for (const nodes of [1000, 10_000]) {
       const m = measure(nodes, queue, pol, cpuBound);
+      const row = `${name}${cpuBound ? ', CPU-bound' : ''}`;
       if (!cpuBound) (res[name] ??= []).push(m.perSec);
-      console.log(`| ${name}${cpuBound ? ', CPU-bound' : ''} | ${nodes} | ${(m.load.gpuBusy * 100).toFixed(0)}% / ${(m.load.cpuBusy * 100).toFixed(0)}% | ${m.ms.toFixed(0)} | ${Math.round(m.perSec).toLocaleString('en')} | ${m.decisions} | ${m.starts} | ${((m.ms * 1000) / m.examined).toFixed(1)} |`);
+      if (nodes === GOAL.nodes) atGoal.push({ row, decPerSec: m.decPerSec });
+      console.log(`| ${row} | ${nodes} | ${(m.load.gpuBusy * 100).toFixed(0)}% / ${(m.load.cpuBusy * 100).toFixed(0)}% | ${m.ms.toFixed(0)} | ${Math.round(m.perSec).toLocaleString('en')} | ${m.decisions} | ${Math.round(m.decPerSec).toLocaleString('en')} | ${m.starts} | ${((m.ms * 1000) / m.examined).toFixed(1)} |`);
     }
   }
 }
 console.log('\nGrowth 1k → 10k nodes (10× nodes), half-loaded rows: cost per job ×' + Object.entries(res).map(([n, [a, b]]) => `${(a / b).toFixed(2)} (${n.split(' (')[0]})`).join(', ×'));
-console.log('Goal: ≥ 10,000 decisions/s at 10k nodes.');
+const missed = atGoal.filter((g) => g.decPerSec < GOAL.decPerSec);
+const fmtRate = (x: number) => Math.round(x).toLocaleString('en');
+console.log(`Goal ≥ ${fmtRate(GOAL.decPerSec)} decisions/s at ${fmtRate(GOAL.nodes)} nodes, per row: ` + atGoal.map((g) => `${g.row}: ${fmtRate(g.decPerSec)} (${g.decPerSec >= GOAL.decPerSec ? 'met' : 'MISSED'})`).join('; '));
+console.log(missed.length ? `goal MISSED (${missed.length} of ${atGoal.length} rows at ${fmtRate(GOAL.nodes)} nodes below ${fmtRate(GOAL.decPerSec)} decisions/s)` : `goal met (all ${atGoal.length} rows at ${fmtRate(GOAL.nodes)} nodes, slowest ${fmtRate(Math.min(...atGoal.map((g) => g.decPerSec)))} decisions/s)`);
