@@ -7,11 +7,12 @@ import { readFile } from 'node:fs/promises';
 import { durationMs } from '../spec/duration.js';
 import type { Runtime } from '../spec/pipeline.js';
 import { quotaFor, parseQuotasFile, type QuotasFile } from '../spec/quotas.js';
-import type { Amount } from '../workflows/ledger.js';
+import { beyondQuota, type Amount } from '../workflows/ledger.js';
 
 /** One ledger per site and task queue: it runs on the queue of the workers that admit to it, so every
  *  pipeline of that queue (whichever worker runs it) shares it. */
-export const ledgerId = (taskQueue: string, site: string) => `tandem-quota-${taskQueue}-${site}`;
+export const ledgerPrefix = (taskQueue: string) => `tandem-quota-${taskQueue}-`;
+export const ledgerId = (taskQueue: string, site: string) => `${ledgerPrefix(taskQueue)}${site}`;
 
 export interface AdmitQuotaInput extends Amount {
   holdId: string;
@@ -31,8 +32,6 @@ export type AdmitQuotaResult =
   /** `never`: the stage alone exceeds the quota, so waiting cannot help. */
   | { admitted: false; never: boolean; site: string; reason: string; retryIntervalMs: number };
 
-const KEYS = ['cpus', 'gpus', 'memoryMB'] as const;
-
 export function createQuotaActivities(file: QuotasFile | undefined, resolveSite: SiteResolver) {
   const retryIntervalMs = durationMs(file?.retryInterval ?? '30s');
   return {
@@ -41,7 +40,7 @@ export function createQuotaActivities(file: QuotasFile | undefined, resolveSite:
       const site = input.site ?? resolveSite(input.runtime, input.stage);
       const quota = quotaFor(file, site, tenant);
       if (!quota) return { admitted: true, managed: false, site };
-      const over = KEYS.find((k) => quota[k] !== undefined && input[k] > quota[k]!);
+      const over = beyondQuota(quota, input);
       if (over) return { admitted: false, never: true, site, retryIntervalMs, reason: `the stage needs ${input[over]} ${over}, more than tenant ${tenant}'s whole quota of ${quota[over]} at site ${site}` };
       const ctx = Context.current();
       const request = { holdId, tenant, cpus: input.cpus, gpus: input.gpus, memoryMB: input.memoryMB, quota };

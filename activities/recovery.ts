@@ -104,7 +104,7 @@ export interface WatchAtInput {
 export type WatchAtResult = { kind: 'ended'; status: JobStatus; selfFenced?: boolean } | { kind: 'unreachable'; forMs: number; error: string; lastState?: string; progress?: JobStatus['progress'] };
 
 /** The longest pause between two observations of a job under a lease: renewals must come well inside it. */
-export const leasePollCapMs = (leaseTtlMs: number) => Math.max(200, Math.floor(leaseTtlMs / 3));
+const leasePollCapMs = (leaseTtlMs: number) => Math.max(200, Math.floor(leaseTtlMs / 3));
 
 export interface FenceResult {
   fenced: boolean;

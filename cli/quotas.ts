@@ -2,7 +2,7 @@
 // quotaLedger entity workflows (one per site on the CLI's task queue).
 import type { Command } from 'commander';
 import type { TandemClient } from '../sdk/client.js';
-import { ledgerId } from '../activities/quota.js';
+import { ledgerPrefix } from '../activities/quota.js';
 import { usageQuery, type Usage } from '../workflows/ledger.js';
 import { table } from './runs.js';
 
@@ -12,7 +12,7 @@ export interface SiteUsage {
 }
 
 export async function quotaUsage(tandem: TandemClient): Promise<SiteUsage[]> {
-  const prefix = ledgerId(tandem.taskQueue, '');
+  const prefix = ledgerPrefix(tandem.taskQueue);
   const out: SiteUsage[] = [];
   for await (const w of tandem.client.workflow.list({ query: `WorkflowType = 'quotaLedger' AND ExecutionStatus = 'Running'` })) {
     if (!w.workflowId.startsWith(prefix)) continue;

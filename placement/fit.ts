@@ -157,6 +157,10 @@ function firstFit(s: ClusterState, v: View, job: JobRequest, os: boolean, need: 
   return { nodes, slots, oversubscribed: nodes.some((i, k) => overPhysical(s, v, i, job, slots[k])) };
 }
 
+/** The group a node counts towards for a job bound to one NVLink domain and/or one IB island. */
+const groupKey = (s: ClusterState, i: number, dom: boolean, isl: boolean): number =>
+  dom ? (isl ? s.domainOf[i] * s.islands.length + s.islandOf[i] : s.domainOf[i]) : s.islandOf[i];
+
 /**
  * First-fit for a job bound to one NVLink domain and/or one IB island: nodes in inventory order, each
  * counted towards its group; the first group to reach the job's size takes it, first-fit inside.
@@ -174,7 +178,7 @@ function firstFitInGroup(s: ClusterState, v: View, job: JobRequest, os: boolean,
     if (dom && s.domainOf[i] < 0) continue;
     const k = slotsOn(s, v, i, job, os);
     if (k === 0) continue;
-    const key = dom ? (isl ? s.domainOf[i] * s.islands.length + s.islandOf[i] : s.domainOf[i]) : s.islandOf[i];
+    const key = groupKey(s, i, dom, isl);
     let g = groups.get(key);
     if (!g) groups.set(key, (g = { nodes: [], slots: [], sum: 0 }));
     const take = Math.min(k, need - g.sum);
@@ -202,7 +206,7 @@ export function largestGroup(s: ClusterState, job: JobRequest, pol: PolicyConfig
   let most = 0;
   for (let i = 0; i < s.n; i++) {
     if (dom && s.domainOf[i] < 0) continue;
-    const key = dom ? (isl ? s.domainOf[i] * s.islands.length + s.islandOf[i] : s.domainOf[i]) : s.islandOf[i];
+    const key = groupKey(s, i, dom, isl);
     const sum = (sums.get(key) ?? 0) + Math.min(job.count, slotsOn(s, v, i, job, os));
     sums.set(key, sum);
     most = Math.max(most, sum);

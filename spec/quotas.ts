@@ -1,7 +1,8 @@
 // The quotas file (TANDEM_QUOTAS_FILE): per site, how much each tenant's running stages may hold at
 // once. A site is a Slurm or Kubernetes site name, "local", or "*": a tenant's quota at a site is
-// that site's entry for it, else its "*" entry, else unlimited. Enforced by one quotaLedger entity workflow per site (workflows/ledger.ts), so concurrent
-// pipelines of a tenant never exceed its quota, whichever worker runs them.
+// that site's entry for it, else its "*" entry, else unlimited. Enforced by one quotaLedger entity
+// workflow per site (workflows/ledger.ts), so concurrent pipelines of a tenant never exceed its
+// quota, whichever worker runs them.
 import { z } from 'zod';
 import { parseDuration } from './duration.js';
 import { parseYamlWith } from './parse.js';

@@ -39,6 +39,12 @@ export const releaseUpdate = defineUpdate<{ released: boolean }, [{ holdId: stri
 export const usageQuery = defineQuery<Usage[]>('usage');
 
 const zero = (): Amount => ({ cpus: 0, gpus: 0, memoryMB: 0 });
+export const AMOUNT_KEYS = ['cpus', 'gpus', 'memoryMB'] as const;
+
+/** The first amount in which `req` alone exceeds `quota` (waiting can never admit it), if any. */
+export function beyondQuota(quota: Partial<Amount>, req: Amount): (typeof AMOUNT_KEYS)[number] | undefined {
+  return AMOUNT_KEYS.find((k) => quota[k] !== undefined && req[k] > quota[k]!);
+}
 
 export function usageOf(state: LedgerState, tenant: string): Amount {
   const u = zero();
@@ -58,7 +64,7 @@ export function refusal(state: LedgerState, req: AdmitRequest): string | undefin
   const q = req.quota ?? state.quotas[req.tenant];
   if (!q) return undefined;
   const u = usageOf(state, req.tenant);
-  for (const k of ['cpus', 'gpus', 'memoryMB'] as const) {
+  for (const k of AMOUNT_KEYS) {
     const cap = q[k];
     if (cap !== undefined && u[k] + req[k] > cap) return `tenant ${req.tenant} would use ${u[k] + req[k]} ${k} at site ${state.site}, above its quota of ${cap} (in use: ${u[k]})`;
   }
