@@ -1,5 +1,6 @@
-// Lint: typescript-eslint's recommended rules, plus the house rule that keeps workflow code
-// deterministic: no Node built-ins and no activity implementations in workflows/.
+// Lint: typescript-eslint's recommended rules, plus the house rules (ARCHITECTURE.md): code that runs in
+// the workflow sandbox (workflows/, contract/, placement/, argo/lang/) imports no Node built-ins and no
+// I/O layer; argo/ (the language and the lint pass) imports neither workflows/ nor activities/.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
@@ -18,8 +19,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ['workflows/**/*.ts', 'spec/**/*.ts', 'placement/**/*.ts'],
-    ignores: ['spec/export-schema.ts'],
+    files: ['workflows/**/*.ts', 'contract/**/*.ts', 'placement/**/*.ts', 'argo/lang/**/*.ts'],
+    ignores: ['contract/export-schema.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
@@ -27,12 +28,23 @@ export default tseslint.config(
           paths: nodeBuiltins.map((name) => ({ name, message: 'Workflow code runs in the deterministic sandbox: do I/O in an activity.' })),
           patterns: [
             { group: ['**/activities/*', '!**/activities/types.js'], allowTypeImports: true, message: 'Workflows may only `import type` from activities/ (call them through proxyActivities).' },
-            { group: ['**/backends/*', '**/runtime/*', '**/workers/*', '**/sdk/*', '**/cli/*'], message: 'Workflow code may import only spec/, placement/ and @temporalio/workflow.' },
+            { group: ['**/backends/*', '**/programs/*', '**/workers/*', '**/sdk/*', '**/cli/*'], message: 'Workflow code may import only contract/, placement/, argo/lang/ and @temporalio/workflow.' },
           ],
         },
       ],
       'no-restricted-globals': ['error', { name: 'setInterval', message: 'Use sleep() from @temporalio/workflow.' }],
-      'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'Math.random is seeded by Temporal inside workflows, but keep randomness out of spec/ and placement/; use workflow APIs.' }],
+      'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'Math.random is seeded by Temporal inside workflows, but keep randomness out of contract/, placement/ and argo/lang/; use workflow APIs.' }],
+    },
+  },
+  {
+    // The Argo language and lint pass stand below the interpreter and the activities that use them.
+    files: ['argo/**/*.ts'],
+    ignores: ['argo/lang/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/workflows/*', '**/workflows/**', '**/activities/*', '**/activities/**'], message: 'argo/ may not import workflows/ or activities/: move the shared piece into argo/.' }] },
+      ],
     },
   },
 );

@@ -6,12 +6,12 @@ import { join } from 'node:path';
 import { LocalJobBackend } from '../backends/local-jobs.js';
 import { LocalServingBackend } from '../backends/local-serving.js';
 import { applyRetention, latestValidCheckpoint } from '../backends/checkpoints.js';
-import { builtinCommand } from '../runtime/programs.js';
-import { durationMs } from '../spec/duration.js';
-import { classifyJobState, FAILURES, type JobRef, type JobStatus } from '../spec/outcome.js';
+import { builtinCommand } from '../programs/commands.js';
+import { durationMs } from '../contract/duration.js';
+import { classifyJobState, FAILURES, type JobRef, type JobStatus } from '../contract/outcome.js';
 import { resolveBackend, siteOf, type BackendMap } from './runtimes.js';
 import { createQuotaActivities } from './quota.js';
-import type { QuotasFile } from '../spec/quotas.js';
+import type { QuotasFile } from '../contract/quotas.js';
 import { checkReadiness } from './readiness.js';
 import { createPlacementActivities, localMachineSource, type InventorySource } from './placement.js';
 import type { RecoverySite } from './recovery.js';
@@ -42,8 +42,8 @@ export async function pollPause(ctx: Context, ms: number, jobId: string): Promis
   }
 }
 
-export function runDirs(home: string, runId: string) {
-  const safe = runId.replace(/[^A-Za-z0-9._-]+/g, '_');
+export function runDirs(home: string, runKey: string) {
+  const safe = runKey.replace(/[^A-Za-z0-9._-]+/g, '_');
   const root = join(home, 'runs', safe);
   return { root, data: join(root, 'data'), checkpoints: join(root, 'checkpoints'), catalog: join(root, 'catalog.json') };
 }
@@ -70,12 +70,12 @@ export function createActivities(config: ActivityConfig) {
 
     async submitJob(input: SubmitJobInput): Promise<JobRef> {
       const backend = resolveBackend(backends, input.runtime, input.stage, input.site);
-      const dirs = runDirs(config.home, input.runId);
+      const dirs = runDirs(config.home, input.runKey);
       mkdirSync(dirs.data, { recursive: true });
       mkdirSync(dirs.checkpoints, { recursive: true });
       const env: Record<string, string> = {
         ...input.env,
-        TANDEM_RUN_ID: input.runId,
+        TANDEM_RUN_ID: input.runKey,
         TANDEM_STAGE: input.stage,
         TANDEM_DATA_DIR: dirs.data,
         TANDEM_CHECKPOINT_DIR: dirs.checkpoints,
@@ -119,8 +119,8 @@ export function createActivities(config: ActivityConfig) {
       await backendOf(ref).cancel(ref.jobId);
     },
 
-    async catalogCheckpoint({ runId, verify, keep, keepEvery }: CatalogInput): Promise<CatalogEntry> {
-      const dirs = runDirs(config.home, runId);
+    async catalogCheckpoint({ runKey, verify, keep, keepEvery }: CatalogInput): Promise<CatalogEntry> {
+      const dirs = runDirs(config.home, runKey);
       const { latest, skipped } = await latestValidCheckpoint(dirs.checkpoints, verify);
       if (!latest) {
         throw ApplicationFailure.create({
@@ -129,13 +129,13 @@ export function createActivities(config: ActivityConfig) {
         });
       }
       const removed = applyRetention(dirs.checkpoints, keep, latest.path, keepEvery);
-      const entry: CatalogEntry = { runId, path: latest.path, step: latest.step, job: latest.manifest.job, site: latest.manifest.site, created: latest.manifest.created, metrics: latest.manifest.metrics, skipped, removed };
+      const entry: CatalogEntry = { runKey, path: latest.path, step: latest.step, job: latest.manifest.job, site: latest.manifest.site, created: latest.manifest.created, metrics: latest.manifest.metrics, skipped, removed };
       writeCatalog(dirs.catalog, [...readCatalog(dirs.catalog).filter((e) => e.path !== entry.path), entry]);
       return entry;
     },
 
-    async withdrawCheckpoint({ runId, path }: { runId: string; path: string }): Promise<void> {
-      const dirs = runDirs(config.home, runId);
+    async withdrawCheckpoint({ runKey, path }: { runKey: string; path: string }): Promise<void> {
+      const dirs = runDirs(config.home, runKey);
       writeCatalog(dirs.catalog, readCatalog(dirs.catalog).filter((e) => e.path !== path));
     },
 

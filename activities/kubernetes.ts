@@ -5,13 +5,13 @@ import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activ
 import { KubeApiError } from '../backends/kubernetes/client.js';
 import { RolloutFailed, type KubernetesServingBackend, type ServingRevision } from '../backends/kubernetes/serving.js';
 import { WatchAborted } from '../backends/kubernetes/watch.js';
-import { KubernetesOptionsError, type KubernetesOptionsInput } from '../spec/kubernetes.js';
-import { FAILURES } from '../spec/outcome.js';
+import { KubernetesOptionsError, type KubernetesOptionsInput } from '../contract/kubernetes.js';
+import { FAILURES } from '../contract/outcome.js';
 import { checkReadiness } from './readiness.js';
 import type { Deployment, ReadinessInput, ReadinessResult } from './types.js';
 
 export interface KubernetesDeployInput {
-  runId: string;
+  runKey: string;
   pipeline: string;
   /** Deterministic: the Deployment and Service name. */
   name: string;

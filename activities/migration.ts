@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { SlurmAdmin, type SlurmAdminOptions } from '../backends/slurm-admin.js';
 import { KubeClients } from '../backends/kubernetes/client.js';
 import { KubeNodePools, type KubeSiteOptions } from '../backends/kubernetes/nodes.js';
-import type { BenchmarkKind, BenchmarkResult, PartitionState, SiteSnapshot, UndoStep } from '../spec/migration.js';
+import type { BenchmarkKind, BenchmarkResult, PartitionState, SiteSnapshot, UndoStep } from '../contract/migration.js';
 
 /** A site staged migration administers: Slurm (the default, for configs without `kind`) or Kubernetes. */
 export type MigrationSiteConfig = ({ kind?: 'slurm' } & SlurmAdminOptions) | ({ kind: 'kubernetes' } & KubeSiteOptions);

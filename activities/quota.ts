@@ -4,9 +4,9 @@
 import { Context } from '@temporalio/activity';
 import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { readFile } from 'node:fs/promises';
-import { durationMs } from '../spec/duration.js';
-import type { Runtime } from '../spec/pipeline.js';
-import { quotaFor, parseQuotasFile, type QuotasFile } from '../spec/quotas.js';
+import { durationMs } from '../contract/duration.js';
+import type { Runtime } from '../contract/pipeline.js';
+import { quotaFor, parseQuotasFile, type QuotasFile } from '../contract/quotas.js';
 import { beyondQuota, type Amount } from '../workflows/ledger.js';
 
 /** One ledger per site and task queue: it runs on the queue of the workers that admit to it, so every

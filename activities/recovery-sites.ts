@@ -3,7 +3,7 @@
 import { SlurmrestdJobBackend } from '../backends/slurm/slurmrestd-backend.js';
 import { FirecrestJobBackend } from '../backends/slurm/firecrest-backend.js';
 import { readFile } from 'node:fs/promises';
-import { parseSitesFile, type SiteConfig, type SitesFile } from '../spec/sites.js';
+import { parseSitesFile, type SiteConfig, type SitesFile } from '../contract/sites.js';
 import { firecrestSource, slurmrestdSource } from './placement-sources.js';
 import { firecrestHasher, firecrestHealth, slurmrestdHealth, type RecoverySite } from './recovery.js';
 

@@ -2,18 +2,18 @@
 // own job backend (FirecREST or slurmrestd), a health probe and a filesystem root for run directories.
 // The workflow asks where to run (healthy sites, in order), stages the data set and restores the newest
 // valid checkpoint there (copied with verification; checkpoint data never enters a payload), submits the
-// training job under a lease (runtime/fence.ts), watches it with a grace window for an unreachable site,
+// training job under a lease (programs/fence.ts), watches it with a grace window for an unreachable site,
 // fences the old job, and finally brings the winning checkpoint home for the catalog.
 import { Context, ApplicationFailure } from '@temporalio/activity';
 import { existsSync, mkdirSync, writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FENCED_EXIT_CODE, fencedMarker } from '../runtime/lease.js';
+import { FENCED_EXIT_CODE, fencedMarker } from '../programs/lease.js';
 import { applyRetention, copyCheckpoint, copyVerifiedDir, latestValidCheckpoint, removeStaleCopies, sha256File, type Hasher, type Skipped } from '../backends/checkpoints.js';
 import type { JobBackend } from '../backends/types.js';
-import { builtinCommand } from '../runtime/programs.js';
-import { durationMs } from '../spec/duration.js';
-import { classifyJobState, FAILURES, type JobRef, type JobStatus } from '../spec/outcome.js';
+import { builtinCommand } from '../programs/commands.js';
+import { durationMs } from '../contract/duration.js';
+import { classifyJobState, FAILURES, type JobRef, type JobStatus } from '../contract/outcome.js';
 import { pollPause, runDirs } from './index.js';
 import type { SubmitJobInput } from './types.js';
 import { policy as makePolicy, type JobRequest, type PolicyConfig } from '../placement/index.js';
@@ -49,7 +49,7 @@ export interface RecoveryConfig {
   placementPolicy?: Partial<PolicyConfig>;
 }
 
-const FENCE = fileURLToPath(new URL('../runtime/fence.ts', import.meta.url));
+const FENCE = fileURLToPath(new URL('../programs/fence.ts', import.meta.url));
 
 export interface ChooseSiteInput {
   /** Sites not to use (the failed one). */
@@ -242,16 +242,16 @@ export function createRecoveryActivities(config: RecoveryConfig) {
     /** submitJob for a named site, with the run directory on that site and the job under a lease. */
     async submitAt(input: SubmitAtInput): Promise<JobRef> {
       const s = site(input.site);
-      const dirs = siteDirs(input.site, input.runId);
+      const dirs = siteDirs(input.site, input.runKey);
       mkdirSync(dirs.data, { recursive: true });
       mkdirSync(dirs.checkpoints, { recursive: true });
-      const env: Record<string, string> = { ...input.env, TANDEM_RUN_ID: input.runId, TANDEM_STAGE: input.stage, TANDEM_DATA_DIR: dirs.data, TANDEM_CHECKPOINT_DIR: dirs.checkpoints };
+      const env: Record<string, string> = { ...input.env, TANDEM_RUN_ID: input.runKey, TANDEM_STAGE: input.stage, TANDEM_DATA_DIR: dirs.data, TANDEM_CHECKPOINT_DIR: dirs.checkpoints };
       for (const [k, v] of Object.entries(input.params)) env[`TANDEM_${k.toUpperCase()}`] = String(v);
       const existing = await s.backend.findByName(input.name);
       if (existing) return existing;
       let command = input.command ?? builtinCommand(input.stage);
       if (input.leaseTtlMs) {
-        const lease = leaseFile(s.root, input.runId, input.name);
+        const lease = leaseFile(s.root, input.runKey, input.name);
         writeLease(lease, input.name, input.leaseTtlMs);
         command = [...builtinCommand('train').slice(0, 3), FENCE, lease, '--', ...command];
       }

@@ -2,8 +2,8 @@
 // across sites is configured (see the placement issue), a worker with only the embedded runtime
 // resolves it to `local`.
 import { ApplicationFailure } from '@temporalio/activity';
-import type { Runtime } from '../spec/pipeline.js';
-import { FAILURES } from '../spec/outcome.js';
+import type { Runtime } from '../contract/pipeline.js';
+import { FAILURES } from '../contract/outcome.js';
 import type { JobBackend } from '../backends/types.js';
 
 export type BackendMap = Partial<Record<Exclude<Runtime, 'auto'>, JobBackend>>;

@@ -1,11 +1,11 @@
 // Activity inputs and outputs shared with workflows (import type only from workflows/).
-import type { Resources, Runtime } from '../spec/pipeline.js';
-import type { JobRef, JobStatus } from '../spec/outcome.js';
-import type { KubernetesOptionsInput } from '../spec/kubernetes.js';
+import type { Resources, Runtime } from '../contract/pipeline.js';
+import type { JobRef, JobStatus } from '../contract/outcome.js';
+import type { KubernetesOptionsInput } from '../contract/kubernetes.js';
 
 export interface SubmitJobInput {
   /** The pipeline's workflow id: the key of its run directory. */
-  runId: string;
+  runKey: string;
   stage: 'preprocess' | 'train';
   name: string;
   runtime: Runtime;
@@ -27,14 +27,14 @@ export interface AwaitJobInput {
 }
 
 export interface CatalogInput {
-  runId: string;
+  runKey: string;
   verify: boolean;
   keep: number;
   keepEvery?: number;
 }
 
 export interface CatalogEntry {
-  runId: string;
+  runKey: string;
   path: string;
   step: number;
   job: string;
@@ -48,7 +48,7 @@ export interface CatalogEntry {
 }
 
 export interface DeployInput {
-  runId: string;
+  runKey: string;
   name: string;
   runtime: Runtime;
   model: string;

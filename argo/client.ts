@@ -5,10 +5,10 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection, ScheduleOverlapPolicy, type WorkflowHandle } from '@temporalio/client';
-import { ArgoValidationError, type Json } from './load.js';
-import { Library, lintFile, lintText, type LintResult } from './validate.js';
+import { ArgoValidationError, type Json } from './lint/load.js';
+import { Library, lintFile, lintText, type LintResult } from './lint/validate.js';
 import { runInput, workflowName } from './resolve.js';
-import type { ArgoRunInput, ArgoStatus } from '../workflows/argo/types.js';
+import type { ArgoRunInput, ArgoStatus } from './lang/types.js';
 import { planRetry, type RetryPlan } from './retry.js';
 
 export const SHIPPED_TEMPLATES = fileURLToPath(new URL('../templates/argo', import.meta.url));

@@ -2,9 +2,9 @@
 // every templateRef inlined (renamed `<WorkflowTemplate>/<template>` with its own references
 // rewritten, so a referenced template's steps still call its siblings), and submitted parameters
 // applied. Pure data in, pure data out: the workflow never touches the filesystem.
-import type { Json } from './load.js';
-import type { ArgoRunInput } from '../workflows/argo/types.js';
-import type { TemplateLibrary } from './semantic.js';
+import type { Json } from './lint/load.js';
+import type { ArgoRunInput } from './lang/types.js';
+import type { TemplateLibrary } from './lint/semantic.js';
 
 const arr = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
 

@@ -1,8 +1,8 @@
 // Argo-style retry of a finished run: successful nodes are reused (their outputs memoized, nothing
 // re-runs), failed ones run again. With --restart-successful, the nodes a selector names run again
 // too, together with the DAG tasks they depend on and every task downstream of them.
-import type { ArgoStatus, ReusedNode } from '../workflows/argo/types.js';
-import { dependsOf, dependsTasks, parseDepends } from '../workflows/argo/depends.js';
+import type { ArgoStatus, ReusedNode } from './lang/types.js';
+import { dependsOf, dependsTasks, parseDepends } from './lang/depends.js';
 
 type Json = Record<string, unknown>;
 

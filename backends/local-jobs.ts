@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync, readSync, closeSync, statSync, writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import type { JobRef, JobStatus, JobProgress } from '../spec/outcome.js';
+import type { JobRef, JobStatus, JobProgress } from '../contract/outcome.js';
 import type { JobBackend, JobRequest } from './types.js';
 import { isAlive, killGroup, processStartTime } from './proc.js';
 

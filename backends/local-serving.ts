@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { builtinCommand } from '../runtime/programs.js';
+import { builtinCommand } from '../programs/commands.js';
 import { isAlive, killGroup, processStartTime } from './proc.js';
 
 export interface DeploymentRef {

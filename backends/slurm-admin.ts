@@ -2,7 +2,7 @@
 // which neither FirecREST nor slurmrestd v0.0.38 can change. Used by staged migration; every call
 // names the site's slurm.conf explicitly so several sites can live on one host.
 import { execFile } from 'node:child_process';
-import type { PartitionState } from '../spec/migration.js';
+import type { PartitionState } from '../contract/migration.js';
 
 export class SlurmAdminError extends Error {
   override name = 'SlurmAdminError';

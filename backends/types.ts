@@ -1,6 +1,6 @@
-import type { Resources } from '../spec/pipeline.js';
-import type { JobRef, JobStatus } from '../spec/outcome.js';
-import type { KubernetesOptionsInput } from '../spec/kubernetes.js';
+import type { Resources } from '../contract/pipeline.js';
+import type { JobRef, JobStatus } from '../contract/outcome.js';
+import type { KubernetesOptionsInput } from '../contract/kubernetes.js';
 
 export interface JobRequest {
   /** Deterministic name, e.g. tandem-<workflowId>-<stage>-<attempt>; the idempotency key. */

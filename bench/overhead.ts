@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { startDevServer } from '../workers/dev-server.js';
-import { validatePipelineSpec } from '../spec/parse.js';
+import { validatePipelineSpec } from '../contract/parse.js';
 import { fakeActivities } from '../test/fake-activities.js';
 
 const runs = Number(process.argv[2] ?? 30);

@@ -21,11 +21,11 @@ export interface CheckpointRow {
   catalogued: boolean;
 }
 
-export async function checkpointRows(home: string, runId: string, sites: { name: string; root: string; hasher?: Hasher }[], deep: boolean): Promise<CheckpointRow[]> {
-  const catalogued = new Set(readCatalog(runDirs(home, runId).catalog).map((e) => e.path));
+export async function checkpointRows(home: string, runKey: string, sites: { name: string; root: string; hasher?: Hasher }[], deep: boolean): Promise<CheckpointRow[]> {
+  const catalogued = new Set(readCatalog(runDirs(home, runKey).catalog).map((e) => e.path));
   const rows: CheckpointRow[] = [];
   for (const loc of [{ name: 'home', root: home, hasher: undefined as Hasher | undefined }, ...sites]) {
-    for (const c of listCheckpoints(runDirs(loc.root, runId).checkpoints)) {
+    for (const c of listCheckpoints(runDirs(loc.root, runKey).checkpoints)) {
       const v = await verifyCheckpoint(c.path, deep, loc.hasher).catch((e: Error) => ({ ok: false as const, reason: `could not verify: ${e.message}` }));
       const m = v.ok ? v.manifest : undefined;
       rows.push({ location: loc.name, step: c.step, path: c.path, created: m?.created, job: m?.job, files: m?.files.length, bytes: m?.files.reduce((t, f) => t + f.size, 0), valid: v.ok, reason: v.ok ? undefined : v.reason, catalogued: catalogued.has(c.path) });

@@ -1,6 +1,6 @@
 // `tandem run --failover`: turns the command line's failover options into the pipeline's tuning.
 import { InvalidArgumentError } from 'commander';
-import { parseDuration } from '../spec/duration.js';
+import { parseDuration } from '../contract/duration.js';
 import type { FailoverTuning } from '../workflows/pipeline.js';
 
 export interface FailoverFlags {

@@ -2,7 +2,7 @@
 // The `tandem` command line: run pipelines, follow them, inspect and cancel them, and start a local
 // Temporal dev server with a worker for development.
 import { Command, Option } from 'commander';
-import { SpecError } from '../spec/parse.js';
+import { SpecError } from '../contract/parse.js';
 import { loadPipelineSpec, TandemClient } from '../sdk/client.js';
 import { ProgressPrinter, formatStatus } from './render.js';
 import { runDemo, runDev } from './dev.js';
@@ -11,7 +11,7 @@ import { failoverTuning, type FailoverFlags } from './failover.js';
 import { registerMigrationCommands } from './migration.js';
 import { registerCheckpointCommands } from './checkpoints.js';
 import { registerQuotaCommands } from './quotas.js';
-import { registerArgoCommands } from '../argo/cli.js';
+import { registerArgoCommands } from './argo.js';
 import { ArgoClient } from '../argo/client.js';
 
 const program = new Command()

@@ -3,8 +3,8 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
-import { MigrationPlanSchema, type MigrationPhase, type MigrationStatus } from '../spec/migration.js';
-import { parseYamlWith } from '../spec/parse.js';
+import { MigrationPlanSchema, type MigrationPhase, type MigrationStatus } from '../contract/migration.js';
+import { parseYamlWith } from '../contract/parse.js';
 import type { TandemClient } from '../sdk/client.js';
 import { table } from './runs.js';
 

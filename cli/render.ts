@@ -1,7 +1,7 @@
 // Human-readable progress for `tandem run`: one line per timeline entry and an in-place progress bar
 // for training steps on a terminal (a line every 10% elsewhere, so CI logs stay short).
 import type { ProgressEvent } from '../sdk/client.js';
-import type { PipelineStatus } from '../spec/status.js';
+import type { PipelineStatus } from '../contract/status.js';
 
 export function bar(fraction: number, width = 30): string {
   const f = Math.max(0, Math.min(1, fraction));

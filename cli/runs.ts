@@ -8,7 +8,7 @@ import { loadPipelineSpec, type TandemClient } from '../sdk/client.js';
 import { historyFromFile, replayHistory, type ReplayVerdict } from '../workers/replay.js';
 import { elapsed } from './render.js';
 import { ArgoClient, ARGO_WORKFLOW_TYPE, ID_PREFIX } from '../argo/client.js';
-import { formatTree } from '../argo/cli.js';
+import { formatTree } from './argo.js';
 
 export function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));

@@ -3,13 +3,13 @@
 import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { readFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import { parsePipelineSpec, validatePipelineSpec } from '../spec/parse.js';
-import type { PipelineSpec, PipelineSpecInput, StageName } from '../spec/pipeline.js';
-import type { JobProgress } from '../spec/outcome.js';
-import type { PipelineResult, PipelineStatus, TimelineEntry } from '../spec/status.js';
+import { parsePipelineSpec, validatePipelineSpec } from '../contract/parse.js';
+import type { PipelineSpec, PipelineSpecInput, StageName } from '../contract/pipeline.js';
+import type { JobProgress } from '../contract/outcome.js';
+import type { PipelineResult, PipelineStatus, TimelineEntry } from '../contract/status.js';
 import type { PipelineTuning, ResumeInput } from '../workflows/pipeline.js';
-import { DEFAULT_GRACE_MS, defaultLeaseMs, leaseProblem } from '../spec/failover.js';
-import { SA_PIPELINE, SA_TENANT, TANDEM_SEARCH_ATTRIBUTES } from '../spec/search-attributes.js';
+import { DEFAULT_GRACE_MS, defaultLeaseMs, leaseProblem } from '../contract/failover.js';
+import { SA_PIPELINE, SA_TENANT, TANDEM_SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
 
 export const DEFAULT_TASK_QUEUE = 'tandem';
 

@@ -4,8 +4,8 @@
 import type { Payload } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import type { PayloadConverter } from '@temporalio/common';
-import type { JobRef, JobStatus } from '../spec/outcome.js';
-import type { StageName } from '../spec/pipeline.js';
+import type { JobRef, JobStatus } from '../contract/outcome.js';
+import type { StageName } from '../contract/pipeline.js';
 import type { HybridPipelineInput } from '../workflows/pipeline.js';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;

@@ -5,10 +5,10 @@ import { WorkflowNotFoundError, type WorkflowExecutionInfo } from '@temporalio/c
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import type { temporal } from '@temporalio/proto';
 import Long from 'long';
-import { validatePipelineSpec } from '../spec/parse.js';
-import { STAGES, type PipelineSpecInput, type StageName } from '../spec/pipeline.js';
-import { SA_STAGE, SA_TENANT } from '../spec/search-attributes.js';
-import { parseDuration } from '../spec/duration.js';
+import { validatePipelineSpec } from '../contract/parse.js';
+import { STAGES, type PipelineSpecInput, type StageName } from '../contract/pipeline.js';
+import { SA_STAGE, SA_TENANT } from '../contract/search-attributes.js';
+import { parseDuration } from '../contract/duration.js';
 import type { HybridPipelineInput } from '../workflows/pipeline.js';
 import { analyseHistory, type RunReport } from './history.js';
 import type { PipelineHandle, TandemClient } from './client.js';

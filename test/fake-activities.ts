@@ -3,10 +3,10 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TandemActivities } from '../activities/index.js';
-import type { JobRef, JobStatus } from '../spec/outcome.js';
+import type { JobRef, JobStatus } from '../contract/outcome.js';
 import type { RecoveryActivities } from '../activities/recovery.js';
 import { createQuotaActivities } from '../activities/quota.js';
-import type { QuotasFile } from '../spec/quotas.js';
+import type { QuotasFile } from '../contract/quotas.js';
 
 export interface FakeScript {
   /** Final job states per stage, consumed one per attempt (default COMPLETED). */
@@ -69,9 +69,9 @@ export function fakeActivities(script: FakeScript = {}) {
     async cancelJob(ref) {
       calls.push(`cancelJob:${ref.jobId}`);
     },
-    async catalogCheckpoint({ runId }) {
+    async catalogCheckpoint({ runKey }) {
       calls.push('catalogCheckpoint');
-      return { runId, path: '/ckpt/step-00000010', step: 10, job: 'j', site: 'local', created: '2026-01-01T00:00:00Z', skipped: [], removed: [] };
+      return { runKey, path: '/ckpt/step-00000010', step: 10, job: 'j', site: 'local', created: '2026-01-01T00:00:00Z', skipped: [], removed: [] };
     },
     async withdrawCheckpoint() {
       calls.push('withdrawCheckpoint');

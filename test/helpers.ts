@@ -6,8 +6,8 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { bundleWorkflows, createTandemWorker } from '../workers/worker.js';
 import { TandemClient } from '../sdk/client.js';
-import { validatePipelineSpec } from '../spec/parse.js';
-import type { PipelineSpec, PipelineSpecInput } from '../spec/pipeline.js';
+import { validatePipelineSpec } from '../contract/parse.js';
+import type { PipelineSpec, PipelineSpecInput } from '../contract/pipeline.js';
 import type { BackendMap } from '../activities/runtimes.js';
 
 let runtimeInstalled = false;

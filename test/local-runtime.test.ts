@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { LocalJobBackend } from '../backends/local-jobs.js';
 import { isAlive } from '../backends/proc.js';
 import { applyRetention, latestValidCheckpoint, listCheckpoints, writeCheckpoint } from '../backends/checkpoints.js';
-import { ResourcesSchema } from '../spec/pipeline.js';
+import { ResourcesSchema } from '../contract/pipeline.js';
 import { tempDir, waitFor } from './helpers.js';
 
 const resources = ResourcesSchema.parse({});

@@ -1,9 +1,9 @@
 // The PipelineSpec boundary: good specs get defaults, bad ones name the field (and the YAML line).
 import { readFileSync } from 'node:fs';
-import { parsePipelineSpec, SpecError, validatePipelineSpec } from '../spec/parse.js';
-import { pipelineJsonSchema, SCHEMA_PATH } from '../spec/export-schema.js';
-import { durationMs, parseDuration, slurmTime } from '../spec/duration.js';
-import { classifyJobState, JOB_STATES } from '../spec/outcome.js';
+import { parsePipelineSpec, SpecError, validatePipelineSpec } from '../contract/parse.js';
+import { pipelineJsonSchema, SCHEMA_PATH } from '../contract/export-schema.js';
+import { durationMs, parseDuration, slurmTime } from '../contract/duration.js';
+import { classifyJobState, JOB_STATES } from '../contract/outcome.js';
 import { jobName } from '../workflows/pipeline.js';
 import { DEMO_SPEC } from '../cli/dev.js';
 

@@ -6,7 +6,7 @@ import { mkdirSync, openSync, closeSync, readFileSync, existsSync } from 'node:f
 import { dirname, join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { ensureTemporal } from './temporal-binary.js';
-import { TANDEM_SEARCH_ATTRIBUTES } from '../spec/search-attributes.js';
+import { TANDEM_SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
 
 export interface DevServerOptions {
   /** SQLite file; a temporary one under the state dir when omitted. */

@@ -3,10 +3,10 @@ import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleOption
 import { fileURLToPath } from 'node:url';
 import { ApplicationFailure } from '@temporalio/common';
 import { createActivities, type ActivityConfig } from '../activities/index.js';
-import { FAILURES } from '../spec/outcome.js';
-import { createArgoActivities } from '../activities/argo.js';
-import { SlurmTarget } from '../activities/argo-slurm.js';
-import { KubernetesTarget } from '../activities/argo-kubernetes.js';
+import { FAILURES } from '../contract/outcome.js';
+import { createArgoActivities } from '../activities/argo/index.js';
+import { SlurmTarget } from '../activities/argo/slurm.js';
+import { KubernetesTarget } from '../activities/argo/kubernetes.js';
 import { SlurmJobBackend } from '../backends/slurm/job-backend.js';
 import { SlurmrestdJobBackend } from '../backends/slurm/slurmrestd-backend.js';
 import { FirecrestJobBackend } from '../backends/slurm/firecrest-backend.js';

@@ -20,8 +20,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { MigrationActivities } from '../activities/migration.js';
-import { durationMs } from '../spec/duration.js';
-import { choosePilotNodes, evaluateGate, type GateResult, type MigrationLogEntry, type MigrationPhase, type MigrationPlan, type MigrationState, type MigrationStatus, type PartitionState, type UndoStep } from '../spec/migration.js';
+import { durationMs } from '../contract/duration.js';
+import { choosePilotNodes, evaluateGate, type GateResult, type MigrationLogEntry, type MigrationPhase, type MigrationPlan, type MigrationState, type MigrationStatus, type PartitionState, type UndoStep } from '../contract/migration.js';
 
 export const migrationStatusQuery = defineQuery<MigrationStatus>('migrationStatus');
 export const approveSignal = defineSignal<[MigrationPhase]>('approve');

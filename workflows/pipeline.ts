@@ -20,12 +20,12 @@ import type { RecoveryActivities } from '../activities/recovery.js';
 import type { Deployment, JobRef, JobStatus, ReadinessResult } from '../activities/types.js';
 import type { JobRequest } from '../placement/types.js';
 import type { Amount } from './ledger.js';
-import { durationMs } from '../spec/duration.js';
-import { DEFAULT_GRACE_MS, defaultLeaseMs, leaseProblem } from '../spec/failover.js';
-import { classifyJobState, FAILURES, NON_RETRYABLE_TYPES } from '../spec/outcome.js';
-import { STAGES, type PipelineSpec, type RetryOverride, type Runtime, type StageName } from '../spec/pipeline.js';
-import type { PipelineResult, PipelineStatus, StageState, TimelineEntry } from '../spec/status.js';
-import { SA_SITE, SA_STAGE } from '../spec/search-attributes.js';
+import { durationMs } from '../contract/duration.js';
+import { DEFAULT_GRACE_MS, defaultLeaseMs, leaseProblem } from '../contract/failover.js';
+import { classifyJobState, FAILURES, NON_RETRYABLE_TYPES } from '../contract/outcome.js';
+import { STAGES, type PipelineSpec, type RetryOverride, type Runtime, type StageName } from '../contract/pipeline.js';
+import type { PipelineResult, PipelineStatus, StageState, TimelineEntry } from '../contract/status.js';
+import { SA_SITE, SA_STAGE } from '../contract/search-attributes.js';
 import { Saga } from './saga.js';
 
 type Activities = ReturnType<typeof createActivities> & KubernetesActivities & PlacementActivities & RecoveryActivities;
@@ -243,7 +243,7 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
       const name = jobName(workflowId, stage, attempt);
       const site = cfg.runtime === 'auto' && patched(PATCHES.placement) ? await place(stage, name, attempt) : undefined;
       await holdQuota(stage, cfg.runtime, site);
-      const ref = await short.submitJob({ runId: runKey, stage, name, runtime: cfg.runtime, site, command: cfg.command, env: cfg.env, resources: cfg.resources, params, kubernetes: cfg.kubernetes });
+      const ref = await short.submitJob({ runKey, stage, name, runtime: cfg.runtime, site, command: cfg.command, env: cfg.env, resources: cfg.resources, params, kubernetes: cfg.kubernetes });
       Object.assign(st, { jobId: ref.jobId, runtime: ref.runtime, site: ref.site, status: 'running' });
       if (patched(PATCHES.searchAttributes)) upsertSearchAttributes([{ key: SA_SITE, value: ref.site }]);
       record({ kind: ref.adopted ? 'job-adopted' : 'job-submitted', stage, attempt, jobId: ref.jobId, runtime: ref.runtime, site: ref.site, message: `${ref.adopted ? 'adopted existing' : 'submitted'} ${ref.runtime} job ${ref.jobId}` });
@@ -345,7 +345,7 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
         });
         const name = jobName(workflowId, 'train', attempt);
         await holdQuota('train', 'slurm', at);
-        const ref = await short.submitAt({ site: at, leaseTtlMs, runId: runKey, stage: 'train', name, runtime: 'slurm', command: cfg.command, env: cfg.env, resources: cfg.resources, params, kubernetes: cfg.kubernetes });
+        const ref = await short.submitAt({ site: at, leaseTtlMs, runKey, stage: 'train', name, runtime: 'slurm', command: cfg.command, env: cfg.env, resources: cfg.resources, params, kubernetes: cfg.kubernetes });
         Object.assign(st, { jobId: ref.jobId, runtime: ref.runtime, site: ref.site, status: 'running' });
         if (patched(PATCHES.searchAttributes)) upsertSearchAttributes([{ key: SA_SITE, value: ref.site }]);
         record({ kind: ref.adopted ? 'job-adopted' : 'job-submitted', stage: 'train', attempt, jobId: ref.jobId, runtime: ref.runtime, site: ref.site, message: `${ref.adopted ? 'adopted existing' : 'submitted'} slurm job ${ref.jobId} at ${ref.site} (lease ${Math.round(leaseTtlMs / 1000)}s)` });
@@ -421,8 +421,8 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
 
     startStage('checkpoint');
     const { verify, keep, keepEvery } = spec.stages.checkpoint;
-    const ckpt = await short.catalogCheckpoint({ runId: runKey, verify, keep, keepEvery });
-    saga.push({ id: `withdraw-${ckpt.path}`, description: `withdraw checkpoint step ${ckpt.step} from the catalog`, run: () => short.withdrawCheckpoint({ runId: runKey, path: ckpt.path }) });
+    const ckpt = await short.catalogCheckpoint({ runKey, verify, keep, keepEvery });
+    saga.push({ id: `withdraw-${ckpt.path}`, description: `withdraw checkpoint step ${ckpt.step} from the catalog`, run: () => short.withdrawCheckpoint({ runKey, path: ckpt.path }) });
     for (const s of ckpt.skipped) record({ kind: 'stage-started', stage: 'checkpoint', message: `skipped invalid checkpoint ${s.path}: ${s.reason}` });
     finishStage('checkpoint', `catalogued step ${ckpt.step} (${ckpt.path})`);
 
@@ -447,7 +447,7 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
     if (dep.runtime === 'kubernetes') {
       // A new revision of a vLLM Deployment: the previous one keeps serving until this one is ready,
       // and a failed rollout or gate rolls back to it (old histories never take this branch).
-      const rev = await deployActs.k8sApplyServing({ runId: runKey, pipeline: spec.name, name, model, checkpoint: ckpt.path, env: dep.env, kubernetes: dep.kubernetes });
+      const rev = await deployActs.k8sApplyServing({ runKey, pipeline: spec.name, name, model, checkpoint: ckpt.path, env: dep.env, kubernetes: dep.kubernetes });
       saga.push({ id: `undeploy-${name}`, description: `tear down deployment ${name}`, run: () => short.k8sTeardownServing({ namespace: rev.namespace, name }).then(() => undefined) });
       const rollout = proxyActivities<Activities>({ startToCloseTimeout: '30m', heartbeatTimeout, retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: NON_RETRYABLE_TYPES } });
       try {
@@ -463,7 +463,7 @@ export async function hybridPipeline({ spec, tuning = {}, resume }: HybridPipeli
         throw err;
       }
     } else {
-      deployment = await deployActs.deployModel({ runId: runKey, name, runtime: dep.runtime, model, checkpoint: ckpt.path, command: dep.command, env: dep.env });
+      deployment = await deployActs.deployModel({ runKey, name, runtime: dep.runtime, model, checkpoint: ckpt.path, command: dep.command, env: dep.env });
       saga.push({ id: `undeploy-${deployment.name}`, description: `tear down deployment ${deployment.name}`, run: () => short.undeployModel({ runtime: deployment.runtime, name: deployment.name }) });
       announce(deployment);
       ready = await gate.awaitReadiness({ deployment, prompt: dep.smokePrompt, timeoutMs: readinessTimeout });

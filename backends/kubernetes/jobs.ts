@@ -1,8 +1,8 @@
 // Job stages on Kubernetes: one batch/v1 Job per attempt, named deterministically so a retried
 // submit adopts the Job it already created (409 AlreadyExists → read it back).
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
-import type { JobRef, JobState, JobStatus } from '../../spec/outcome.js';
-import { parseKubernetesOptions, type KubernetesOptionsInput } from '../../spec/kubernetes.js';
+import type { JobRef, JobState, JobStatus } from '../../contract/outcome.js';
+import { parseKubernetesOptions, type KubernetesOptionsInput } from '../../contract/kubernetes.js';
 import type { JobBackend, JobRequest } from '../types.js';
 import { call, callOrMissing, isConflict, kubeError, type KubeClients } from './client.js';
 import { jobManifest } from './manifests.js';

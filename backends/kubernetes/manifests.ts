@@ -2,8 +2,8 @@
 // Deployment + v1 Service per model deployment. No I/O, so they are easy to read and to test.
 import { createHash } from 'node:crypto';
 import type { V1Container, V1Deployment, V1Job, V1PodSpec, V1Service, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
-import type { Resources } from '../../spec/pipeline.js';
-import type { KubernetesOptions, VllmOptions } from '../../spec/kubernetes.js';
+import type { Resources } from '../../contract/pipeline.js';
+import type { KubernetesOptions, VllmOptions } from '../../contract/kubernetes.js';
 
 export const LABELS = {
   managedBy: 'app.kubernetes.io/managed-by',

@@ -8,7 +8,7 @@
 // only those Tandem-owned keys: every other label, annotation, taint and the cordon stay as they were.
 import type { V1Job, V1Node, V1Pod, V1Taint } from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
-import type { BenchmarkKind, BenchmarkResult, NodeRecord, PartitionState } from '../../spec/migration.js';
+import type { BenchmarkKind, BenchmarkResult, NodeRecord, PartitionState } from '../../contract/migration.js';
 import { call, callOrMissing, isConflict, kubeError, KubeClients, type KubeConnectionOptions } from './client.js';
 
 export const POOL_LABEL = 'tandem.dev/pool';

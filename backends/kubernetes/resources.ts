@@ -5,7 +5,7 @@
 // server-side apply. Errors are mapped by client.ts (KubeApiError: transient or not).
 import { KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
-import type { ArgoKubernetes, KObject } from '../../activities/argo-resource.js';
+import type { ArgoKubernetes, KObject } from '../../activities/argo/resource.js';
 import { call, callOrMissing, isConflict, KubeApiError, type KubeClients } from './client.js';
 
 type Obj = KubernetesObject & KObject;

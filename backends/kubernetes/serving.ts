@@ -3,7 +3,7 @@
 // Rollback is `kubectl rollout undo`: copy the pod template of the newest older ReplicaSet back
 // into the Deployment, so the restored revision is exactly what served before.
 import type { V1Deployment, V1ReplicaSet, V1Service } from '@kubernetes/client-node';
-import { parseKubernetesOptions, type KubernetesOptionsInput } from '../../spec/kubernetes.js';
+import { parseKubernetesOptions, type KubernetesOptionsInput } from '../../contract/kubernetes.js';
 import { call, callOrMissing, isConflict, kubeError, KubeApiError, type KubeClients } from './client.js';
 import { ANNOTATIONS, servingManifests } from './manifests.js';
 import { watchObject } from './watch.js';

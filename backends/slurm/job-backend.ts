@@ -2,7 +2,7 @@
 // deterministic name first, and again after any doubtful submit), status through a shared poller that
 // keeps the request rate per watched job bounded, cancel as compensation (not found = already gone),
 // and the tail of the job's output on failure.
-import type { JobProgress, JobRef, JobStatus } from '../../spec/outcome.js';
+import type { JobProgress, JobRef, JobStatus } from '../../contract/outcome.js';
 import type { JobBackend, JobRequest } from '../types.js';
 import { SlurmApiError, defaultSleep } from './errors.js';
 import { progressFile, renderBatchJob } from './script.js';

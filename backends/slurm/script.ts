@@ -2,7 +2,7 @@
 // values that Slurm itself parses (#SBATCH lines, job properties) must match a strict character set or
 // the request is refused, and everything the shell sees (the program and its arguments) is single-quoted,
 // so no byte of user input is ever interpreted by the shell.
-import { slurmTime } from '../../spec/duration.js';
+import { slurmTime } from '../../contract/duration.js';
 import type { JobRequest } from '../types.js';
 import { InvalidRequestError } from './errors.js';
 

@@ -1,6 +1,6 @@
 // Slurm job state strings (slurmrestd, FirecREST, squeue) → Tandem's JobState. Classification of those
-// states (success / job failure / infrastructure) stays in spec/outcome.ts.
-import type { JobState } from '../../spec/outcome.js';
+// states (success / job failure / infrastructure) stays in contract/outcome.ts.
+import type { JobState } from '../../contract/outcome.js';
 
 const DIRECT: Record<string, JobState> = {
   PENDING: 'PENDING',

@@ -10,13 +10,13 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, bundleWorkflowCode, Runtime, DefaultLogger } from '@temporalio/worker';
 import { startDevServer } from '../../workers/dev-server.js';
-import { createArgoActivities } from '../../activities/argo.js';
+import { createArgoActivities } from '../../activities/argo/index.js';
 import { ArgoClient, templateLibrary } from '../../argo/client.js';
-import { lintFile, Library } from '../../argo/validate.js';
-import { warmSchema } from '../../argo/schema.js';
+import { lintFile, Library } from '../../argo/lint/validate.js';
+import { warmSchema } from '../../argo/lint/schema.js';
 import { resolveWorkflow } from '../../argo/resolve.js';
-import { whyNotRunnable } from '../../argo/runnable.js';
-import type { Json } from '../../argo/load.js';
+import { whyNotRunnable } from '../../argo/lint/runnable.js';
+import type { Json } from '../../argo/lint/load.js';
 
 const EXAMPLES = process.env.ARGO_EXAMPLES ?? fileURLToPath(new URL('../../../shared/data/argo-examples', import.meta.url));
 const RUN_TIMEOUT_MS = Number(process.env.ARGO_RUN_TIMEOUT_MS ?? 90_000);

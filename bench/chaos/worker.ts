@@ -6,7 +6,7 @@ import { createTandemWorker } from '../../workers/worker.js';
 import { createActivities } from '../../activities/index.js';
 import { createRecoveryActivities } from '../../activities/recovery.js';
 import { recoverySite } from '../../activities/recovery-sites.js';
-import type { SiteConfig } from '../../spec/sites.js';
+import type { SiteConfig } from '../../contract/sites.js';
 
 export interface SiteDescriptor {
   name: string;
@@ -18,7 +18,7 @@ export interface SiteDescriptor {
   tokenUrl?: string;
 }
 
-/** The same site configuration a sites file gives (spec/sites.ts), with the chaos bed's short timeouts. */
+/** The same site configuration a sites file gives (contract/sites.ts), with the chaos bed's short timeouts. */
 export function siteConfig(d: SiteDescriptor): SiteConfig {
   const common = { name: d.name, workDir: d.workDir, root: d.root, statusIntervalMs: 300, timeoutMs: 3000 };
   // Through FirecREST the gateway injects faults: retry more before an observation counts as failed.

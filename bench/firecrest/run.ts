@@ -6,8 +6,8 @@ import { fork } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { FirecrestJobBackend } from '../../backends/slurm/firecrest-backend.js';
-import { classifyJobState } from '../../spec/outcome.js';
-import { ResourcesSchema } from '../../spec/pipeline.js';
+import { classifyJobState } from '../../contract/outcome.js';
+import { ResourcesSchema } from '../../contract/pipeline.js';
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 1000);
 const JOB_MS = Number(process.env.BENCH_JOB_MS ?? 60_000);

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { mulberry32 } from '../../runtime/rng.js';
+import { mulberry32 } from '../../programs/rng.js';
 
 export const TRACES = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'shared', 'data', 'traces');
 

@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
-import { createArgoActivities } from '../../activities/argo.js';
+import { createArgoActivities } from '../../activities/argo/index.js';
 import { address, tempDir, uniqueQueue } from '../helpers.js';
 
 function tandem(args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {

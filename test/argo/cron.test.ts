@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { ArgoClient, prepare } from '../../argo/client.js';
-import type { ArgoStatus } from '../../workflows/argo/types.js';
+import type { ArgoStatus } from '../../argo/lang/types.js';
 import { waitFor } from '../helpers.js';
 import { startArgoHarness } from './harness.js';
 

@@ -2,7 +2,7 @@
 // ArgoClient bound to its task queue: one per test file.
 import { join } from 'node:path';
 import { NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
-import { createArgoActivities, type ArgoActivityConfig } from '../../activities/argo.js';
+import { createArgoActivities, type ArgoActivityConfig } from '../../activities/argo/index.js';
 import { ArgoClient } from '../../argo/client.js';
 import { address, tempDir, uniqueQueue } from '../helpers.js';
 

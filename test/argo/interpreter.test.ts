@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ArgoClient, prepare } from '../../argo/client.js';
-import { ArgoValidationError } from '../../argo/load.js';
+import { ArgoValidationError } from '../../argo/lint/load.js';
 import { tempDir, waitFor } from '../helpers.js';
 import { startArgoHarness } from './harness.js';
 

@@ -2,8 +2,8 @@
 // own examples accepted, and the speed budget for validating all of them.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { lintFile, lintText, Library } from '../../argo/validate.js';
-import { warmSchema } from '../../argo/schema.js';
+import { lintFile, lintText, Library } from '../../argo/lint/validate.js';
+import { warmSchema } from '../../argo/lint/schema.js';
 
 const INVALID = join(process.cwd(), 'test/argo/invalid');
 const EXAMPLES = join(process.cwd(), '../shared/data/argo-examples');

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { ArgoClient, prepare } from '../../argo/client.js';
 import type { LockState } from '../../workflows/argo/lock.js';
 import { syncLocks } from '../../workflows/argo/interpreter.js';
-import { whyNotRunnable } from '../../argo/runnable.js';
+import { whyNotRunnable } from '../../argo/lint/runnable.js';
 import { tempDir, waitFor } from '../helpers.js';
 import { startArgoHarness } from './harness.js';
 

@@ -4,12 +4,13 @@
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
-import { createArgoActivities, shebangCommand, slurmJobSpec } from '../../activities/argo.js';
+import { createArgoActivities, slurmJobSpec } from '../../activities/argo/index.js';
+import { shebangCommand } from '../../argo/local-command.js';
 import { ArgoClient, prepare } from '../../argo/client.js';
-import { lintFile } from '../../argo/validate.js';
+import { lintFile } from '../../argo/lint/validate.js';
 import { resolveWorkflow } from '../../argo/resolve.js';
-import { whyNotRunnable } from '../../argo/runnable.js';
-import type { ArgoNode, ArgoStatus } from '../../workflows/argo/types.js';
+import { whyNotRunnable } from '../../argo/lint/runnable.js';
+import type { ArgoNode, ArgoStatus } from '../../argo/lang/types.js';
 import { address, tempDir, uniqueQueue } from '../helpers.js';
 
 const TEMPLATES = join(process.cwd(), 'templates/argo');

@@ -11,16 +11,16 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { startDevServer } from '../../workers/dev-server.js';
 import { createTandemWorker } from '../../workers/worker.js';
 import { TandemClient } from '../../sdk/client.js';
-import { validatePipelineSpec } from '../../spec/parse.js';
+import { validatePipelineSpec } from '../../contract/parse.js';
 import { fakeActivities, type FakeScript } from '../fake-activities.js';
-import { createArgoActivities } from '../../activities/argo.js';
+import { createArgoActivities } from '../../activities/argo/index.js';
 import { ArgoClient, prepare } from '../../argo/client.js';
 import { admitUpdate, releaseUpdate } from '../../workflows/ledger.js';
 import type { temporal } from '@temporalio/proto';
 import { fakeSite } from '../migration/fake-site.js';
-import { MigrationPlanSchema } from '../../spec/migration.js';
+import { MigrationPlanSchema } from '../../contract/migration.js';
 import type { PipelineTuning } from '../../workflows/pipeline.js';
-import { parseQuotasFile } from '../../spec/quotas.js';
+import { parseQuotasFile } from '../../contract/quotas.js';
 
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));

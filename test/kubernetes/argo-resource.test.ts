@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { ArgoClient, prepare } from '../../argo/client.js';
 import { KubeClients } from '../../backends/kubernetes/client.js';
 import { KubernetesResources } from '../../backends/kubernetes/resources.js';
-import { conditionHolds, kubectlJsonPath } from '../../activities/argo-resource.js';
+import { conditionHolds, kubectlJsonPath } from '../../activities/argo/resource.js';
 import { tempDir } from '../helpers.js';
 import { startArgoHarness } from '../argo/harness.js';
 import { startFakeCluster, type FakeCluster } from './fake/cluster.js';

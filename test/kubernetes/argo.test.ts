@@ -1,7 +1,7 @@
 // Argo templates annotated for Kubernetes run as Jobs on the (fake) API server through the real client;
 // the pod's log becomes the step's result.
 import { ArgoClient, prepare } from '../../argo/client.js';
-import { kubeName } from '../../activities/argo-kubernetes.js';
+import { kubeName } from '../../activities/argo/kubernetes.js';
 import { address, startWorker, tempDir, uniqueQueue } from '../helpers.js';
 import { startFakeCluster, type FakeCluster } from './fake/cluster.js';
 

@@ -7,7 +7,7 @@ import { KubeClients } from '../../backends/kubernetes/client.js';
 import { KubernetesJobBackend } from '../../backends/kubernetes/jobs.js';
 import { KubernetesServingBackend } from '../../backends/kubernetes/serving.js';
 import { checkReadiness } from '../../activities/readiness.js';
-import { ResourcesSchema } from '../../spec/pipeline.js';
+import { ResourcesSchema } from '../../contract/pipeline.js';
 
 const KUBECONFIG = process.env.KUBECONFIG;
 const namespace = process.env.TANDEM_K8S_NAMESPACE ?? 'default';

@@ -2,8 +2,8 @@
 import { BatchV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { KubeClients, KubeApiError } from '../../backends/kubernetes/client.js';
 import { KubernetesJobBackend, type KubernetesJobRequest } from '../../backends/kubernetes/jobs.js';
-import { KubernetesOptionsError } from '../../spec/kubernetes.js';
-import { ResourcesSchema } from '../../spec/pipeline.js';
+import { KubernetesOptionsError } from '../../contract/kubernetes.js';
+import { ResourcesSchema } from '../../contract/pipeline.js';
 import { startFakeCluster, type FakeCluster } from './fake/cluster.js';
 
 let cluster: FakeCluster;

@@ -48,7 +48,7 @@ afterAll(async () => {
 
 const NS = 'tandem';
 const deployInput = (name: string, checkpoint: string, behaviour: string, extra: Partial<KubernetesDeployInput['kubernetes']> = {}): KubernetesDeployInput => ({
-  runId: name,
+  runKey: name,
   pipeline: 'sentiment',
   name,
   model: 'tandem/sentiment',

@@ -1,5 +1,5 @@
 // stages.<stage>.kubernetes: defaults, and refusals that name the field and say why.
-import { KubernetesOptionsError, parseKubernetesOptions } from '../../spec/kubernetes.js';
+import { KubernetesOptionsError, parseKubernetesOptions } from '../../contract/kubernetes.js';
 
 const issues = (input: unknown, prefix?: string) => {
   try {

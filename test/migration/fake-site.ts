@@ -1,7 +1,7 @@
 // An in-memory Slurm site for migration workflow tests: partitions, routing and scripted benchmark
 // and observation results, behind the same activity names as activities/migration.ts.
 import type { MigrationActivities, Observation, Routing } from '../../activities/migration.js';
-import type { BenchmarkResult, PartitionState, UndoStep } from '../../spec/migration.js';
+import type { BenchmarkResult, PartitionState, UndoStep } from '../../contract/migration.js';
 
 export interface FakeSiteScript {
   /** Tandem's run time per benchmark (legacy is always 10 s): > 15 fails a 1.5x gate. */

@@ -3,7 +3,7 @@
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { NativeConnection, Worker, bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
-import type { MigrationPlan } from '../../spec/migration.js';
+import type { MigrationPlan } from '../../contract/migration.js';
 import { stagedMigration } from '../../workflows/migration.js';
 import { address, uniqueQueue } from '../helpers.js';
 

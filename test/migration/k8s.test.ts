@@ -7,7 +7,7 @@ import { CoreV1Api, BatchV1Api } from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createMigrationActivities } from '../../activities/migration.js';
-import { MigrationPlanSchema, type MigrationPlanInput } from '../../spec/migration.js';
+import { MigrationPlanSchema, type MigrationPlanInput } from '../../contract/migration.js';
 import { approveSignal, migrationStatusQuery, rollbackUpdate, stagedMigration } from '../../workflows/migration.js';
 import { startFakeCluster, type FakeCluster } from '../kubernetes/fake/cluster.js';
 import { tempDir, waitFor } from '../helpers.js';

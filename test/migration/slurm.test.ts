@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import { MigrationPlanSchema, type MigrationPlanInput, type SiteSnapshot } from '../../spec/migration.js';
+import { MigrationPlanSchema, type MigrationPlanInput, type SiteSnapshot } from '../../contract/migration.js';
 import { approveSignal, migrationStatusQuery, rollbackUpdate, stagedMigration } from '../../workflows/migration.js';
 import { address, startWorker, tempDir, uniqueQueue, waitFor } from '../helpers.js';
 import { startMigrationSite, type MigrationSite } from './slurm-site.js';

@@ -1,7 +1,7 @@
 // stagedMigration's phases, gates, approvals, fallback and rollback on the real Temporal server,
 // against an in-memory site (test/migration/slurm.test.ts runs the same against real Slurm).
 import type { WorkflowHandle } from '@temporalio/client';
-import { MigrationPlanSchema, type MigrationPlanInput } from '../../spec/migration.js';
+import { MigrationPlanSchema, type MigrationPlanInput } from '../../contract/migration.js';
 import { approveSignal, migrationStatusQuery, rollbackUpdate, stagedMigration } from '../../workflows/migration.js';
 import { waitFor } from '../helpers.js';
 import { useMigrationWorkers, type StartMigration } from './harness.js';

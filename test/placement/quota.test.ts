@@ -6,7 +6,7 @@ import { spec, startWorker, tempDir, temporalClient, uniqueQueue, waitFor } from
 import { createActivities } from '../../activities/index.js';
 import { ledgerId } from '../../activities/quota.js';
 import { usageQuery } from '../../workflows/ledger.js';
-import { parseQuotasFile } from '../../spec/quotas.js';
+import { parseQuotasFile } from '../../contract/quotas.js';
 import { formatQuotaUsage, quotaUsage } from '../../cli/quotas.js';
 
 const gpuSpec = (tenant: string, gpus: number, extra: object = {}) =>

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { applyRetention, copyCheckpoint, latestValidCheckpoint, listCheckpoints, retained, stepDirName, writeCheckpoint, COPY_PREFIX } from '../../backends/checkpoints.js';
 import { tempDir } from '../helpers.js';
 import { createActivities, runDirs } from '../../activities/index.js';
-import { validatePipelineSpec } from '../../spec/parse.js';
+import { validatePipelineSpec } from '../../contract/parse.js';
 import { checkpointRows, formatCheckpoints } from '../../cli/checkpoints.js';
 import { execFile } from 'node:child_process';
 
@@ -33,7 +33,7 @@ test('the checkpoint stage applies the spec\'s keep and keepEvery to the run\'s 
   const spec = validatePipelineSpec({ name: 'ret', stages: { checkpoint: { keep: 2, keepEvery: 40 } } });
   fill(runDirs(home, 'run-1').checkpoints, [10, 20, 30, 40, 50, 60, 70, 80, 90]);
   const { verify, keep, keepEvery } = spec.stages.checkpoint;
-  const entry = await acts.catalogCheckpoint({ runId: 'run-1', verify, keep, keepEvery });
+  const entry = await acts.catalogCheckpoint({ runKey: 'run-1', verify, keep, keepEvery });
   expect(entry.step).toBe(90);
   expect(listCheckpoints(runDirs(home, 'run-1').checkpoints).map((c) => c.step)).toEqual([90, 80, 40]);
   expect(() => validatePipelineSpec({ name: 'ret', stages: { checkpoint: { keepEvery: 0 } } })).toThrow(/stages\.checkpoint\.keepEvery/);
@@ -100,7 +100,7 @@ test('`tandem checkpoints` lists home and site checkpoints, verified, with why o
   fill(join(site, 'runs', run, 'checkpoints'), [40]);
   const w = join(homeCk, stepDirName(30), 'weights.json');
   writeFileSync(w, readFileSync(w, 'utf8').replace(/\d/, (d) => String((Number(d) + 1) % 10)));
-  writeFileSync(join(home, 'runs', run, 'catalog.json'), JSON.stringify([{ runId: run, path: join(homeCk, stepDirName(20)), step: 20, job: 'j', site: 'zurich', created: '', skipped: [], removed: [] }]));
+  writeFileSync(join(home, 'runs', run, 'catalog.json'), JSON.stringify([{ runKey: run, path: join(homeCk, stepDirName(20)), step: 20, job: 'j', site: 'zurich', created: '', skipped: [], removed: [] }]));
   const rows = await checkpointRows(home, run, [{ name: 'lugano', root: site }], true);
   expect(rows.map((r) => [r.location, r.step, r.valid, r.catalogued])).toEqual([
     ['home', 30, false, false],

@@ -4,8 +4,8 @@ import { createRecoveryActivities, type RecoverySite, type SiteHealth } from '..
 import { recoverySite } from '../../activities/recovery-sites.js';
 import type { InventorySource, RunningWork } from '../../activities/placement.js';
 import type { JobRequest, SiteSpec } from '../../placement/index.js';
-import { parseSitesFile } from '../../spec/sites.js';
-import { SpecError } from '../../spec/parse.js';
+import { parseSitesFile } from '../../contract/sites.js';
+import { SpecError } from '../../contract/parse.js';
 import { failoverTuning } from '../../cli/failover.js';
 import { TandemClient } from '../../sdk/client.js';
 import { spec, startWorker, uniqueQueue } from '../helpers.js';

@@ -1,13 +1,13 @@
-// The lease wrapper (runtime/fence.ts) as jobs run it: a job whose lease expired exits 75 and leaves
+// The lease wrapper (programs/fence.ts) as jobs run it: a job whose lease expired exits 75 and leaves
 // the fenced marker; a program that exits 75 on its own leaves none, so it is not taken for fenced.
 import { execFile } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { builtinCommand } from '../../runtime/programs.js';
-import { FENCED_EXIT_CODE, fencedMarker } from '../../runtime/lease.js';
+import { builtinCommand } from '../../programs/commands.js';
+import { FENCED_EXIT_CODE, fencedMarker } from '../../programs/lease.js';
 import { tempDir } from '../helpers.js';
 
-const FENCE = new URL('../../runtime/fence.ts', import.meta.url).pathname;
+const FENCE = new URL('../../programs/fence.ts', import.meta.url).pathname;
 
 function fence(lease: string, program: string[]): Promise<number> {
   const [node, ...loader] = builtinCommand('train').slice(0, 3);

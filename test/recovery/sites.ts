@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import type { JobBackend } from '../../backends/types.js';
 import type { RecoverySite } from '../../activities/recovery.js';
 import { recoverySite } from '../../activities/recovery-sites.js';
-import type { SiteConfig } from '../../spec/sites.js';
+import type { SiteConfig } from '../../contract/sites.js';
 import { startCluster, type Cluster } from '../slurm/cluster.js';
 import { FirecrestGateway } from '../slurm/gateway/server.js';
 import { SlurmExecutor } from '../slurm/gateway/executor.js';

@@ -5,7 +5,7 @@ import { prepare } from '../../argo/client.js';
 import { ArgoClient } from '../../argo/client.js';
 import { startCluster, type Cluster } from './cluster.js';
 import { address, startWorker, tempDir, uniqueQueue } from '../helpers.js';
-import { slurmMinutes } from '../../activities/argo-slurm.js';
+import { slurmMinutes } from '../../activities/argo/slurm.js';
 
 let cluster: Cluster;
 let w: Awaited<ReturnType<typeof startWorker>>;

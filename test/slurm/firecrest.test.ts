@@ -3,8 +3,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FirecrestClient } from '../../backends/slurm/firecrest-client.js';
-import { classifyJobState } from '../../spec/outcome.js';
-import { ResourcesSchema } from '../../spec/pipeline.js';
+import { classifyJobState } from '../../contract/outcome.js';
+import { ResourcesSchema } from '../../contract/pipeline.js';
 import { CLIENT, startBed, type Bed } from './firecrest-bed.js';
 import { finished, request, running, until } from './jobs.js';
 

@@ -1,7 +1,7 @@
 // Shared helpers for the Slurm suites: job requests and waiting for a state.
 import type { JobBackend, JobRequest } from '../../backends/types.js';
-import { classifyJobState, type JobStatus } from '../../spec/outcome.js';
-import { ResourcesSchema } from '../../spec/pipeline.js';
+import { classifyJobState, type JobStatus } from '../../contract/outcome.js';
+import { ResourcesSchema } from '../../contract/pipeline.js';
 
 export function request(name: string, command: string[], over: Partial<JobRequest> = {}): JobRequest {
   return { name, command, env: {}, resources: ResourcesSchema.parse({ memoryMB: 64 }), walltimeMs: 5 * 60_000, ...over };

@@ -4,8 +4,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SlurmrestdJobBackend } from '../../backends/slurm/slurmrestd-backend.js';
 import { SlurmApiError } from '../../backends/slurm/errors.js';
-import { classifyJobState } from '../../spec/outcome.js';
-import { ResourcesSchema } from '../../spec/pipeline.js';
+import { classifyJobState } from '../../contract/outcome.js';
+import { ResourcesSchema } from '../../contract/pipeline.js';
 import { startCluster, type Cluster } from './cluster.js';
 import { finished, request, running, until } from './jobs.js';
 

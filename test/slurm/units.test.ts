@@ -7,7 +7,7 @@ import { decodeWaitStatus, toJobState } from '../../backends/slurm/states.js';
 import { StatusPoller } from '../../backends/slurm/status-poller.js';
 import { SlurmJobBackend } from '../../backends/slurm/job-backend.js';
 import type { SiteApi, SiteJob } from '../../backends/slurm/site-api.js';
-import { ResourcesSchema } from '../../spec/pipeline.js';
+import { ResourcesSchema } from '../../contract/pipeline.js';
 import { request } from './jobs.js';
 
 describe('batch script', () => {

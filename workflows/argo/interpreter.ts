@@ -19,14 +19,14 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { createArgoActivities } from '../../activities/argo.js';
-import { parseDuration } from '../../spec/duration.js';
-import { dependsOf, evaluateDepends, parseDepends, type TaskResult } from './depends.js';
-import { evaluateExpr } from './expr.js';
-import { evaluateWhen } from './govaluate.js';
+import type { createArgoActivities } from '../../activities/argo/index.js';
+import { parseDuration } from '../../contract/duration.js';
+import { dependsOf, evaluateDepends, parseDepends, type TaskResult } from '../../argo/lang/depends.js';
+import { evaluateExpr } from '../../argo/lang/expr.js';
+import { evaluateWhen } from '../../argo/lang/govaluate.js';
 import { argoLock, lockAcquireSignal, lockGrantedSignal, lockReleaseSignal, type LockRequest } from './lock.js';
-import { scopeEnv, stringify, substitute, substituteDeep, type Scope } from './tags.js';
-import type { ArgoNode, ArgoRunInput, ArgoStatus, Json, NodeOutputs, Phase, RunPodInput } from './types.js';
+import { scopeEnv, stringify, substitute, substituteDeep, type Scope } from '../../argo/lang/tags.js';
+import type { ArgoNode, ArgoRunInput, ArgoStatus, Json, NodeOutputs, Phase, RunPodInput } from '../../argo/lang/types.js';
 
 type Activities = ReturnType<typeof createArgoActivities>;
 

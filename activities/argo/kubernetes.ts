@@ -2,11 +2,11 @@
 // `tandem.io/target: kubernetes` runs as a batch/v1 Job with the template's image, command and
 // annotations; the pod's log is the step's `result`. Output files stay in the pod.
 import { createHash } from 'node:crypto';
-import type { KubernetesJobBackend } from '../backends/kubernetes/jobs.js';
-import { ResourcesSchema } from '../spec/pipeline.js';
-import type { RunPodInput, RunPodResult } from '../workflows/argo/types.js';
-import type { ExecutionTarget } from './argo.js';
-import { watchToResult } from './argo-backend-target.js';
+import type { KubernetesJobBackend } from '../../backends/kubernetes/jobs.js';
+import { ResourcesSchema } from '../../contract/pipeline.js';
+import type { RunPodInput, RunPodResult } from '../../argo/lang/types.js';
+import type { ExecutionTarget } from './index.js';
+import { watchToResult } from './backend-target.js';
 
 /** A DNS-1123 name of at most 63 characters (Job names become pod label values), stable per input. */
 export function kubeName(jobName: string): string {

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
 
-export const ARGO_SCHEMA_PATH = process.env.TANDEM_ARGO_SCHEMA ?? fileURLToPath(new URL('../../shared/data/argo-schema/schema.json', import.meta.url));
+export const ARGO_SCHEMA_PATH = process.env.TANDEM_ARGO_SCHEMA ?? fileURLToPath(new URL('../../../shared/data/argo-schema/schema.json', import.meta.url));
 
 const SCALAR = { type: ['string', 'integer', 'number', 'boolean'] } as const;
 /** Parameter-ish fields Argo declares as AnyString: YAML scalars of any kind are accepted. */

@@ -1,11 +1,11 @@
 // The semantic pass, after the schema: what Argo's `workflow/validate` checks and a schema cannot —
 // references between templates, steps and DAG tasks, DAG cycles, `{{…}}` tags that cannot resolve,
 // and expressions / `when` / `depends` that cannot parse. Errors name `templates.<name>…` and a line.
-import { ExprError, parseExpr } from '../workflows/argo/expr.js';
-import { checkWhenSyntax } from '../workflows/argo/govaluate.js';
-import { dependsOf, dependsTasks, parseDepends } from '../workflows/argo/depends.js';
-import { tagsIn } from '../workflows/argo/tags.js';
-import { parseDuration } from '../spec/duration.js';
+import { ExprError, parseExpr } from '../lang/expr.js';
+import { checkWhenSyntax } from '../lang/govaluate.js';
+import { dependsOf, dependsTasks, parseDepends } from '../lang/depends.js';
+import { tagsIn } from '../lang/tags.js';
+import { parseDuration } from '../../contract/duration.js';
 import type { ArgoDocument, ArgoIssue, Json } from './load.js';
 
 export const TEMPLATE_TYPES = ['container', 'containerSet', 'steps', 'script', 'resource', 'dag', 'suspend', 'data', 'http', 'plugin'] as const;

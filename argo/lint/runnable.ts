@@ -1,7 +1,7 @@
 // Can a resolved workflow run on this host's local runtime? Only reachable templates count; the
 // answer names the first thing missing (an interpreter, Kubernetes, the network, a cloud bucket).
 import type { Json } from './load.js';
-import { findExecutable, localArgv } from '../activities/argo.js';
+import { findExecutable, localArgv } from '../local-command.js';
 
 const arr = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
 const REMOTE_ARTIFACTS = ['s3', 'gcs', 'oss', 'hdfs', 'artifactory', 'azure', 'git', 'http'];
@@ -58,7 +58,7 @@ export function whyNotRunnable(spec: Json): string | undefined {
     const slurm = (t.plugin as Json | undefined)?.slurm as Json | undefined;
     if (t.plugin && !slurm) return `templates.${name}: executor plugin ${Object.keys(t.plugin as Json)[0]} not configured`;
     if (slurm) {
-      // Slurm steps run on this host when the worker has no Slurm target (activities/argo.ts).
+      // Slurm steps run on this host when the worker has no Slurm target (activities/argo/).
       const r = localArgv({ kind: 'plugin', command: [], args: [], source: String(slurm.script ?? '') }, '/dev/null');
       if (r.reason) return `templates.${name}: ${r.reason}`;
       continue;

@@ -2,7 +2,7 @@
 // (Kubernetes label-selector syntax applied to any field: `status.succeeded > 2,status.failed == 0`,
 // `metadata.labels.x in (a,b)`, `!status.failed`), and output parameters from the resulting object
 // (`jsonPath: '{.metadata.name}'`, `jqFilter: '.'` / `.a.b` paths).
-import { jsonpath } from '../workflows/argo/jsonpath.js';
+import { jsonpath } from '../../argo/lang/jsonpath.js';
 
 export type KObject = Record<string, unknown>;
 

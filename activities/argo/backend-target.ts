@@ -1,8 +1,8 @@
 // What the Slurm and Kubernetes execution targets share: watch a submitted job to its end, then turn
 // its state and output into an Argo node result. Output files stay on the site (only stdout returns).
-import type { JobBackend } from '../backends/types.js';
-import { classifyJobState, type JobRef } from '../spec/outcome.js';
-import type { RunPodInput, RunPodResult } from '../workflows/argo/types.js';
+import type { JobBackend } from '../../backends/types.js';
+import { classifyJobState, type JobRef } from '../../contract/outcome.js';
+import type { RunPodInput, RunPodResult } from '../../argo/lang/types.js';
 
 export async function watchToResult(
   backend: JobBackend,

@@ -2,12 +2,12 @@
 // annotated for Slurm) becomes a batch job on the worker's Slurm backend (FirecREST or slurmrestd),
 // with its resources from the template and #SBATCH lines, a deterministic job name, and its stdout as
 // the step's `result`. Output files and artifacts stay on the site's filesystem.
-import type { SlurmJobBackend } from '../backends/slurm/job-backend.js';
-import { ResourcesSchema } from '../spec/pipeline.js';
-import { parseDuration } from '../spec/duration.js';
-import type { RunPodInput, RunPodResult } from '../workflows/argo/types.js';
-import { slurmJobSpec, type ExecutionTarget } from './argo.js';
-import { watchToResult } from './argo-backend-target.js';
+import type { SlurmJobBackend } from '../../backends/slurm/job-backend.js';
+import { ResourcesSchema } from '../../contract/pipeline.js';
+import { parseDuration } from '../../contract/duration.js';
+import type { RunPodInput, RunPodResult } from '../../argo/lang/types.js';
+import { slurmJobSpec, type ExecutionTarget } from './index.js';
+import { watchToResult } from './backend-target.js';
 
 export class SlurmTarget implements ExecutionTarget {
   readonly name = 'slurm' as const;

@@ -10,12 +10,13 @@
 // directory, which stands in for the image's working directory; an absolute output path is looked
 // up there first (a program that wrote `result.txt` in `/` of its image) and on the host otherwise.
 import { Context, ApplicationFailure, CancelledFailure } from '@temporalio/activity';
-import { accessSync, chmodSync, constants, cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
-import { LocalJobBackend, readTail } from '../backends/local-jobs.js';
-import type { HttpInput, HttpResult, NodeOutputs, ResourceInput, ResourceResult, RunPodInput, RunPodResult } from '../workflows/argo/types.js';
-import { conditionHolds, jqPath, kubectlJsonPath, type ArgoKubernetes, type KObject } from './argo-resource.js';
+import { LocalJobBackend, readTail } from '../../backends/local-jobs.js';
+import type { HttpInput, HttpResult, NodeOutputs, ResourceInput, ResourceResult, RunPodInput, RunPodResult } from '../../argo/lang/types.js';
+import { conditionHolds, jqPath, kubectlJsonPath, type ArgoKubernetes, type KObject } from './resource.js';
+import { localArgv } from '../../argo/local-command.js';
 
 /** Where a pod runs. Slurm and Kubernetes targets are provided by their backends when configured. */
 export interface ExecutionTarget {
@@ -110,18 +111,6 @@ export function slurmJobSpec(slurm: Record<string, unknown>): SlurmJobSpec {
   };
 }
 
-/** The interpreter named by a script's shebang (`#!/usr/bin/env bash` → bash), sh without one. */
-export function shebangCommand(script: string): string[] {
-  const m = /^#!\s*(\S+)(.*)$/.exec(script.split('\n')[0] ?? '');
-  if (!m) return ['sh'];
-  const args = m[2]!.trim().split(/\s+/).filter(Boolean);
-  if (m[1]!.endsWith('/env')) {
-    const rest = args.filter((a) => !a.startsWith('-'));
-    return rest.length ? rest : ['sh'];
-  }
-  return [m[1]!, ...args];
-}
-
 // Drops srun's options (attached values, `--opt=v`, and `-x v` for the options that take one) and
 // runs the command once: a one-node stand-in for an allocation.
 const SRUN_SHIM = `#!/bin/sh
@@ -137,41 +126,6 @@ while [ $# -gt 0 ]; do
 done
 exec "$@"
 `;
-
-const ALIASES: Record<string, string[]> = { python: ['python3'], python2: ['python3'] };
-
-export function findExecutable(cmd: string): string | undefined {
-  const check = (p: string) => {
-    try {
-      accessSync(p, constants.X_OK);
-      return statSync(p).isFile();
-    } catch {
-      return false;
-    }
-  };
-  const search = (c: string) => {
-    if (c.includes('/')) return check(c) ? c : undefined;
-    for (const dir of (process.env.PATH ?? '').split(delimiter)) if (dir && check(join(dir, c))) return join(dir, c);
-    return undefined;
-  };
-  for (const c of [cmd, ...(ALIASES[cmd] ?? [])]) {
-    const found = search(c);
-    if (found) return found;
-  }
-  return undefined;
-}
-
-/** The argv a pod runs on this host, or why it cannot run here. */
-export function localArgv(input: Pick<RunPodInput, 'kind' | 'command' | 'args' | 'image' | 'source'>, scriptFile: string): { argv?: string[]; reason?: string } {
-  const command = input.kind === 'plugin' ? shebangCommand(input.source ?? '') : input.kind === 'script' ? (input.command.length ? input.command : ['sh']) : input.command;
-  if (command.length === 0) {
-    return { reason: `container image ${input.image ?? '(none)'} has no command: its entrypoint is unknown without a container runtime` };
-  }
-  const exe = findExecutable(command[0]!);
-  if (!exe) return { reason: `${command[0]} (from image ${input.image ?? '(none)'}) is not installed on this host` };
-  const rest = command.slice(1);
-  return { argv: input.kind === 'script' ? [exe, ...rest, scriptFile, ...input.args] : input.kind === 'plugin' ? [exe, ...rest, scriptFile] : [exe, ...rest, ...input.args] };
-}
 
 function unavailable(message: string): ApplicationFailure {
   return ApplicationFailure.create({ type: 'RuntimeUnavailable', nonRetryable: true, message });

@@ -3,10 +3,10 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { ArgoValidationError, formatIssue } from './load.js';
-import { lintFile } from './validate.js';
-import { ArgoClient, prepare, templateLibrary, localJobDir } from './client.js';
-import type { ArgoNode, ArgoStatus } from '../workflows/argo/types.js';
+import { ArgoValidationError, formatIssue } from '../argo/lint/load.js';
+import { lintFile } from '../argo/lint/validate.js';
+import { ArgoClient, prepare, templateLibrary, localJobDir } from '../argo/client.js';
+import type { ArgoNode, ArgoStatus } from '../argo/lang/types.js';
 
 const ICON: Record<string, string> = { Succeeded: '✔', Failed: '✖', Error: '⚠', Running: '●', Pending: '◷', Skipped: '○', Omitted: '○' };
 

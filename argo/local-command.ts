@@ -1,0 +1,53 @@
+// How a pod's command runs on this host without a container runtime: the interpreter of a script,
+// the executable found on PATH, the argv. Shared by the lint pass (is this example runnable here?)
+// and the local execution target (activities/argo/).
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import type { RunPodInput } from './lang/types.js';
+
+/** The interpreter named by a script's shebang (`#!/usr/bin/env bash` → bash), sh without one. */
+export function shebangCommand(script: string): string[] {
+  const m = /^#!\s*(\S+)(.*)$/.exec(script.split('\n')[0] ?? '');
+  if (!m) return ['sh'];
+  const args = m[2]!.trim().split(/\s+/).filter(Boolean);
+  if (m[1]!.endsWith('/env')) {
+    const rest = args.filter((a) => !a.startsWith('-'));
+    return rest.length ? rest : ['sh'];
+  }
+  return [m[1]!, ...args];
+}
+
+const ALIASES: Record<string, string[]> = { python: ['python3'], python2: ['python3'] };
+
+export function findExecutable(cmd: string): string | undefined {
+  const check = (p: string) => {
+    try {
+      accessSync(p, constants.X_OK);
+      return statSync(p).isFile();
+    } catch {
+      return false;
+    }
+  };
+  const search = (c: string) => {
+    if (c.includes('/')) return check(c) ? c : undefined;
+    for (const dir of (process.env.PATH ?? '').split(delimiter)) if (dir && check(join(dir, c))) return join(dir, c);
+    return undefined;
+  };
+  for (const c of [cmd, ...(ALIASES[cmd] ?? [])]) {
+    const found = search(c);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** The argv a pod runs on this host, or why it cannot run here. */
+export function localArgv(input: Pick<RunPodInput, 'kind' | 'command' | 'args' | 'image' | 'source'>, scriptFile: string): { argv?: string[]; reason?: string } {
+  const command = input.kind === 'plugin' ? shebangCommand(input.source ?? '') : input.kind === 'script' ? (input.command.length ? input.command : ['sh']) : input.command;
+  if (command.length === 0) {
+    return { reason: `container image ${input.image ?? '(none)'} has no command: its entrypoint is unknown without a container runtime` };
+  }
+  const exe = findExecutable(command[0]!);
+  if (!exe) return { reason: `${command[0]} (from image ${input.image ?? '(none)'}) is not installed on this host` };
+  const rest = command.slice(1);
+  return { argv: input.kind === 'script' ? [exe, ...rest, scriptFile, ...input.args] : input.kind === 'plugin' ? [exe, ...rest, scriptFile] : [exe, ...rest, ...input.args] };
+}
