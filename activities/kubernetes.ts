@@ -6,7 +6,7 @@ import { KubeApiError } from '../backends/kubernetes/client.js';
 import { RolloutFailed, type KubernetesServingBackend, type ServingRevision } from '../backends/kubernetes/serving.js';
 import { WatchAborted } from '../backends/kubernetes/watch.js';
 import { KubernetesOptionsError, type KubernetesOptionsInput } from '../contract/kubernetes.js';
-import { FAILURES } from '../contract/outcome.js';
+import { FAILURES } from '../contract/failures.js';
 import { checkReadiness } from './readiness.js';
 import type { Deployment, ReadinessInput, ReadinessResult } from './types.js';
 

@@ -1,7 +1,7 @@
 // Readiness gates for a model endpoint, in vLLM's order: /health answers 200 (refused or 503 while
 // the engine boots), /v1/models lists the expected id, then a smoke completion returns text.
 import { ApplicationFailure, type Context } from '@temporalio/activity';
-import { FAILURES } from '../contract/outcome.js';
+import { FAILURES } from '../contract/failures.js';
 import type { ReadinessInput, ReadinessResult } from './types.js';
 
 type Gate = 'health' | 'models' | 'completion';

@@ -13,7 +13,8 @@ import { applyRetention, copyCheckpoint, copyVerifiedDir, latestValidCheckpoint,
 import type { JobBackend } from '../backends/types.js';
 import { builtinCommand } from '../programs/commands.js';
 import { durationMs } from '../contract/duration.js';
-import { classifyJobState, FAILURES, type JobRef, type JobStatus } from '../contract/outcome.js';
+import { classifyJobState, type JobRef, type JobStatus } from '../contract/outcome.js';
+import { FAILURES } from '../contract/failures.js';
 import { pollPause, runDirs } from './index.js';
 import type { SubmitJobInput } from './types.js';
 import { policy as makePolicy, type JobRequest, type PolicyConfig } from '../placement/index.js';

@@ -3,7 +3,7 @@
 // resolves it to `local`.
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Runtime } from '../contract/pipeline.js';
-import { FAILURES } from '../contract/outcome.js';
+import { FAILURES } from '../contract/failures.js';
 import type { JobBackend } from '../backends/types.js';
 
 export type BackendMap = Partial<Record<Exclude<Runtime, 'auto'>, JobBackend>>;

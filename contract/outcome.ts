@@ -1,4 +1,5 @@
-// Job states and their classification, in one place (DESIGN.md §3). Sandbox-safe: workflows use it.
+// Job states and their classification, in one place (ARCHITECTURE.md, "How a stage runs"). Failure
+// types live in contract/failures.ts. Sandbox-safe: workflows use it.
 
 /** Slurm's job states, which every backend maps onto; LOST is a job whose supervisor vanished. */
 export const JOB_STATES = [
@@ -28,28 +29,6 @@ const OUTCOME: Record<JobState, Outcome> = {
 export function classifyJobState(state: JobState): Outcome {
   return OUTCOME[state];
 }
-
-/**
- * ApplicationFailure types as data. `nonRetryable` ones stop the activity's own retries; job-level
- * retries (a new job) are decided by the workflow from the classified outcome, not by Temporal.
- */
-export const FAILURES = {
-  /** Could not observe (401/408/424/429/5xx, timeouts, a file mid-write): never a job failure. */
-  ObservationFailed: { type: 'ObservationFailed', nonRetryable: false },
-  JobFailed: { type: 'JobFailed', nonRetryable: true },
-  InfrastructureFailed: { type: 'InfrastructureFailed', nonRetryable: true },
-  JobCancelled: { type: 'JobCancelled', nonRetryable: true },
-  RuntimeUnavailable: { type: 'RuntimeUnavailable', nonRetryable: true },
-  InvalidRequest: { type: 'InvalidRequest', nonRetryable: true },
-  NoValidCheckpoint: { type: 'NoValidCheckpoint', nonRetryable: true },
-  GateFailed: { type: 'GateFailed', nonRetryable: true },
-  /** A stage that alone exceeds its tenant's quota, or that waited for quota past the deadline. */
-  QuotaExceeded: { type: 'QuotaExceeded', nonRetryable: true },
-} as const;
-export type FailureType = keyof typeof FAILURES;
-export const NON_RETRYABLE_TYPES: string[] = Object.values(FAILURES)
-  .filter((f) => f.nonRetryable)
-  .map((f) => f.type);
 
 export interface JobProgress {
   step: number;

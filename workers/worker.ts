@@ -3,7 +3,7 @@ import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleOption
 import { fileURLToPath } from 'node:url';
 import { ApplicationFailure } from '@temporalio/common';
 import { createActivities, type ActivityConfig } from '../activities/index.js';
-import { FAILURES } from '../contract/outcome.js';
+import { FAILURES } from '../contract/failures.js';
 import { createArgoActivities } from '../activities/argo/index.js';
 import { SlurmTarget } from '../activities/argo/slurm.js';
 import { KubernetesTarget } from '../activities/argo/kubernetes.js';

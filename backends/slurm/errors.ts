@@ -6,7 +6,7 @@
 // The error's `name` is the Temporal failure type an activity reports, so the workflow's retry policy
 // (nonRetryableErrorTypes) sees the classification without this module importing Temporal.
 // Messages carry method, path and the server's own message only: never headers, tokens or secrets.
-import { FAILURES } from '../../contract/outcome.js';
+import { FAILURES } from '../../contract/failures.js';
 
 export type ErrorKind = 'observation' | 'placement' | 'not-found' | 'invalid';
 

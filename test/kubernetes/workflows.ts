@@ -4,7 +4,7 @@
 import { CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { KubernetesActivities, KubernetesDeployInput } from '../../activities/kubernetes.js';
 import type { Deployment } from '../../activities/types.js';
-import { NON_RETRYABLE_TYPES } from '../../contract/outcome.js';
+import { NON_RETRYABLE_TYPES } from '../../contract/failures.js';
 
 export interface KubernetesDeployWorkflowInput {
   deploy: KubernetesDeployInput;
