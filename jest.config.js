@@ -1,5 +1,6 @@
-/** @type {import('jest').Config} */
-export default {
+// Two lanes: `unit` (pure code, no Temporal server, no Slurm: seconds) and `integration` (one real
+// Temporal dev server for the run, real Slurm clusters and the Kubernetes fakes started by the suites).
+const common = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
@@ -7,10 +8,21 @@ export default {
     // Type-checking is done once by `tsc --noEmit` in `npm test`; ts-jest only transpiles.
     '^.+\\.ts$': ['ts-jest', { useESM: true, diagnostics: false }],
   },
-  testMatch: ['<rootDir>/test/**/*.test.ts'],
-  // Opt-in suites against real external systems (npm run test:k8s-real) are not part of npm test.
-  testPathIgnorePatterns: ['/node_modules/', '\\.real\\.test\\.ts$'],
-  globalSetup: '<rootDir>/test/global-setup.mjs',
-  globalTeardown: '<rootDir>/test/global-teardown.mjs',
+};
+
+/** @type {import('jest').Config} */
+export default {
   testTimeout: 120_000,
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/**/*.test.ts'],
+      // Opt-in suites against real external systems (npm run test:k8s-real) are not part of npm test.
+      testPathIgnorePatterns: ['/node_modules/', '\\.real\\.test\\.ts$', '<rootDir>/test/unit/'],
+      globalSetup: '<rootDir>/test/global-setup.mjs',
+      globalTeardown: '<rootDir>/test/global-teardown.mjs',
+    },
+  ],
 };
