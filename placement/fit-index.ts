@@ -5,7 +5,8 @@
 // scan. It catches up by replaying ClusterState's change log, so a fit costs O(nodes changed since the
 // shape was last seen + log of groups) instead of O(nodes). Decisions are identical to the scan (a
 // property test compares them on random inventories). Pure and deterministic: plain memoisation.
-import { slotsOn, type View } from './fit.js';
+import { EPS, slotsOn } from './slots.js';
+import type { View } from './view.js';
 import type { ClusterState } from './state.js';
 import type { JobRequest, PolicyConfig } from './types.js';
 
@@ -289,4 +290,17 @@ function lowerBound(vals: ArrayLike<number>, x: number): number {
     else hi = mid;
   }
   return lo;
+}
+
+/**
+ * False only when no node of FreeMax block b can take `min` of the job's slots (slotsOn is below
+ * `min` on every one): each room goes through slotsOn's own arithmetic, at the block's largest.
+ */
+export function blockMayHold(f: FreeMax, b: number, job: JobRequest, os: boolean, min: number): boolean {
+  f.fresh(b);
+  const { per } = job;
+  if (per.cpus > 0 && Math.floor(((os ? f.cpuOs[b] : f.cpu[b]) + EPS) / per.cpus) < min) return false;
+  if (per.gpus > 0 && Math.floor(((os ? f.gpuOs[b] : f.gpu[b]) + EPS) / per.gpus) < min) return false;
+  if (per.memoryMB > 0 && Math.floor((f.mem[b] + EPS) / per.memoryMB) < min) return false;
+  return true;
 }

@@ -6,46 +6,17 @@
 // Hard constraints hold under every one of them: a GPU job with needsNvlink gets all its slots inside
 // one declared NVLink domain, and a job with needsIb or strictIsland all its slots inside one IB
 // island (wantsOneDomain / wantsOneIsland); where no such group can take it, there is no fit.
-import { freeMax, islandTemps, NODE_BLOCK, NODE_SHIFT, shapeIndex, type FreeMax } from './fit-index.js';
-import { gpuSlotCap } from './gpus.js';
+import { blockMayHold, freeMax, islandTemps, NODE_BLOCK, NODE_SHIFT, shapeIndex } from './fit-index.js';
 import { packFit } from './packing.js';
 import type { ClusterState } from './state.js';
-import { QOS_RULES, type JobRequest, type PolicyConfig } from './types.js';
+import type { JobRequest, PolicyConfig } from './types.js';
+import { EPS, mayOversubscribe, overPhysical, readsGpus, slotsOn, wantsOneDomain, wantsOneIsland, type Fit } from './slots.js';
 import { emptyView, type View } from './view.js';
 
 export { copyView, liveView, type View } from './view.js';
+// The slot arithmetic below fit, fit-index and packing (they all use it; none imports fit.ts for it).
+export { eligible, mayOversubscribe, overPhysical, readsGpus, slotsOn, wantsOneDomain, wantsOneIsland, type Fit } from './slots.js';
 
-export interface Fit {
-  nodes: number[];
-  slots: number[];
-  /** Some slot sits beyond a node's physical capacity (allowed only for oversubscribing classes). */
-  oversubscribed: boolean;
-  /** GPUs (global numbers) per node entry, when the policy chose them; else allocation chooses. */
-  gpus?: number[][];
-  /** Why a packing policy chose this node, for the decision's explanation. */
-  why?: string;
-}
-
-const EPS = 1e-9;
-
-/**
- * Must a projection made to fit this job track per-GPU state? Shares and FGD always read it; whole
- * GPUs only beside shares, so without shares running (a whole-GPU cluster) projections skip the copy.
- */
-export const readsGpus = (s: ClusterState, job: JobRequest, pol: PolicyConfig): boolean =>
-  job.per.gpuMilli !== undefined || pol.packing === 'fgd' || (job.per.gpus > 0 && (s.sharesRunning > 0 || s.gpu.partialTotal > 0));
-
-/**
- * needsNvlink binds jobs that ask for GPUs (NVLink joins GPUs): every slot on nodes of one declared
- * NVLink domain. A node without `nvlinkDomain` is in no domain, so it never takes such a job.
- */
-export const wantsOneDomain = (job: JobRequest): boolean => job.needsNvlink === true && job.per.gpus > 0;
-
-/**
- * needsIb (MPI ranks talk over InfiniBand) and strictIsland: every slot inside one IB island. A node
- * without `ibIsland` is an island of its own (as everywhere in the engine).
- */
-export const wantsOneIsland = (job: JobRequest): boolean => job.strictIsland === true || job.needsIb === true;
 
 const spans = new WeakMap<ClusterState, Uint8Array>();
 
@@ -64,50 +35,6 @@ function domainsSpanningIslands(s: ClusterState): Uint8Array {
 export function inOneDomain(s: ClusterState, nodes: readonly number[]): boolean {
   const d = s.domainOf[nodes[0]];
   return d >= 0 && nodes.every((i) => s.domainOf[i] === d);
-}
-
-export function mayOversubscribe(job: JobRequest, pol: PolicyConfig): boolean {
-  return pol.oversubscription && QOS_RULES[job.qos].oversubscribe;
-}
-
-export function eligible(s: ClusterState, i: number, job: JobRequest): boolean {
-  if (s.down[i]) return false;
-  if (job.gpuModel !== undefined && job.per.gpus > 0 && s.gpuModel[i] !== job.gpuModel) return false;
-  const types = s.jobTypes[i];
-  return types === undefined || types.includes(job.type);
-}
-
-/** How many of the job's slots node i can take on view v. */
-export function slotsOn(s: ClusterState, v: View, i: number, job: JobRequest, os: boolean): number {
-  if (!eligible(s, i, job)) return 0;
-  const { per } = job;
-  let k = job.maxPerNode ?? Number.MAX_SAFE_INTEGER;
-  if (per.cpus > 0) k = Math.min(k, Math.floor((s.capCpu[i] * (os ? s.osCpu[i] : 1) - v.usedCpu[i] + EPS) / per.cpus));
-  if (per.gpus > 0) {
-    k = Math.min(k, Math.floor((s.capGpu[i] * (os ? s.osGpu[i] : 1) - v.usedGpu[i] + EPS) / per.gpus));
-    // Per-GPU state matters only for shares and beside them; whole-GPU-only clusters (the common
-    // case, and a hot loop) never look it up.
-    if (k > 0 && (per.gpuMilli !== undefined || (v.gpu.partialTotal > 0 && v.gpu.partial[i] > 0))) k = Math.min(k, gpuSlotCap(s.gpuOff, v.gpu, i, per));
-  }
-  if (per.memoryMB > 0) k = Math.min(k, Math.floor((s.capMem[i] - v.usedMem[i] + EPS) / per.memoryMB));
-  return k > 0 ? k : 0;
-}
-
-/**
- * False only when no node of FreeMax block b can take `min` of the job's slots (slotsOn is below
- * `min` on every one): each room goes through slotsOn's own arithmetic, at the block's largest.
- */
-export function blockMayHold(f: FreeMax, b: number, job: JobRequest, os: boolean, min: number): boolean {
-  f.fresh(b);
-  const { per } = job;
-  if (per.cpus > 0 && Math.floor(((os ? f.cpuOs[b] : f.cpu[b]) + EPS) / per.cpus) < min) return false;
-  if (per.gpus > 0 && Math.floor(((os ? f.gpuOs[b] : f.gpu[b]) + EPS) / per.gpus) < min) return false;
-  if (per.memoryMB > 0 && Math.floor((f.mem[b] + EPS) / per.memoryMB) < min) return false;
-  return true;
-}
-
-export function overPhysical(s: ClusterState, v: View, i: number, job: JobRequest, k: number): boolean {
-  return v.usedCpu[i] + job.per.cpus * k > s.capCpu[i] + EPS || v.usedGpu[i] + job.per.gpus * k > s.capGpu[i] + EPS;
 }
 
 /** Cheap necessary condition: can the island's physical free capacity hold even one slot? */

@@ -3,8 +3,8 @@
 // FGD paper). 'fgd' moves the cluster down the fragmentation gradient: the node whose expected GPU
 // fragmentation under the target workload grows least (falls most), and on it the GPU for a share
 // that does so. Ties go to the cooler rack when the thermal policy is on, then to inventory order.
-import { freeMax, NODE_BLOCK, NODE_SHIFT } from './fit-index.js';
-import { blockMayHold, overPhysical, slotsOn, wantsOneDomain, type Fit } from './fit.js';
+import { blockMayHold, freeMax, NODE_BLOCK, NODE_SHIFT } from './fit-index.js';
+import { overPhysical, slotsOn, wantsOneDomain, type Fit } from './slots.js';
 import { compileWorkload, fragmentation, fragmentationOf, type CompiledWorkload } from './fragmentation.js';
 import { MILLI, unitsPerSlot } from './gpus.js';
 import type { ClusterState } from './state.js';

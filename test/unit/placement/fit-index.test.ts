@@ -3,10 +3,10 @@
 // nodes without an island, down nodes, oversubscription) and random sequences of allocations and
 // releases, the indexed fit on the live state must choose exactly the nodes and slots the scan does.
 import fc from 'fast-check';
-import { ClusterState, findFit, policy, type Inventory, type JobRequest, type JobType } from '../../placement/index.js';
-import { BestFit } from '../../placement/fit-index.js';
-import { checkLimits, demand, limitsFor } from '../../placement/policies.js';
-import { copyView, liveView, scanFit, mayOversubscribe } from '../../placement/fit.js';
+import { ClusterState, findFit, policy, type Inventory, type JobRequest, type JobType } from '../../../placement/index.js';
+import { BestFit } from '../../../placement/fit-index.js';
+import { checkLimits, demand, limitsFor } from '../../../placement/policies.js';
+import { copyView, liveView, scanFit, mayOversubscribe } from '../../../placement/fit.js';
 
 const nodeArb = fc.record({
   cpus: fc.integer({ min: 1, max: 64 }),

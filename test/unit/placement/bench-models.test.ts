@@ -1,11 +1,11 @@
 // The simulator options and the per-GPU packing model the bench tables (a), (c) and (d) rely on.
-import { policy } from '../../placement/index.js';
-import { ClusterState } from '../../placement/index.js';
-import { lbCapacity, makespanLowerBound, simulate, type SimJob } from '../../bench/placement/sim.js';
-import { fullEngine } from '../../bench/placement/mixed.js';
-import { gpusFor, type Node, type Task } from '../../bench/placement/alibaba.js';
-import { cpuNode, gpuNode, inventory } from './fixtures.js';
-import { HPC2N_ROWS, TABLE_V, runHpc2n } from '../../bench/placement/hpc2n.js';
+import { policy } from '../../../placement/index.js';
+import { ClusterState } from '../../../placement/index.js';
+import { lbCapacity, makespanLowerBound, simulate, type SimJob } from '../../../bench/placement/sim.js';
+import { fullEngine } from '../../../bench/placement/mixed.js';
+import { gpusFor, type Node, type Task } from '../../../bench/placement/alibaba.js';
+import { cpuNode, gpuNode, inventory } from '../../placement/fixtures.js';
+import { HPC2N_ROWS, TABLE_V, runHpc2n } from '../../../bench/placement/hpc2n.js';
 
 const off = { quotas: false, fairShare: false, qos: false, oversubscription: false, deadlines: false, cost: false, thermal: false } as const;
 const gpuJob = (id: string, submit: number, count: number, run: number, walltime = run): SimJob => ({

@@ -1,10 +1,10 @@
 // GPU sharing on hand-built cases whose right answer is known: shares inside one GPU, whole-GPU slots
 // on untouched GPUs only, release, preemption, and the FGD packing policy against best fit.
 import fc from 'fast-check';
-import { ClusterState, decide, findFit, liveView, policy, schedule, typicalWorkload, type Decision, type JobRequest, type WorkloadShape } from '../../placement/index.js';
-import { copyView, mayOversubscribe, scanFit } from '../../placement/fit.js';
-import { compileWorkload, fragmentation } from '../../placement/fragmentation.js';
-import { gpuNode, inventory, job } from './fixtures.js';
+import { ClusterState, decide, findFit, liveView, policy, schedule, typicalWorkload, type Decision, type JobRequest, type WorkloadShape } from '../../../placement/index.js';
+import { copyView, mayOversubscribe, scanFit } from '../../../placement/fit.js';
+import { compileWorkload, fragmentation } from '../../../placement/fragmentation.js';
+import { gpuNode, inventory, job } from '../../placement/fixtures.js';
 
 const off = { quotas: false, fairShare: false, qos: false, preemption: false, oversubscription: false, deadlines: false, cost: false, thermal: false } as const;
 const pol = policy({ ...off, order: 'fcfs' });

@@ -1,7 +1,7 @@
 // Every policy on a small hand-built case whose right answer is known.
-import { ClusterState, decide, policy, schedule, type Decision, type JobRequest, type QosClass } from '../../placement/index.js';
-import { reserve } from '../../placement/reserve.js';
-import { cpuNode, gpuNode, inventory, job } from './fixtures.js';
+import { ClusterState, decide, policy, schedule, type Decision, type JobRequest, type QosClass } from '../../../placement/index.js';
+import { reserve } from '../../../placement/reserve.js';
+import { cpuNode, gpuNode, inventory, job } from '../../placement/fixtures.js';
 
 const off = { quotas: false, fairShare: false, qos: false, preemption: false, oversubscription: false, deadlines: false, cost: false, thermal: false } as const;
 const kinds = (ds: Decision[]) => Object.fromEntries(ds.map((d) => [d.jobId, d.kind]));

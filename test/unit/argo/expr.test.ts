@@ -1,9 +1,9 @@
 // The sandbox-safe helpers: expr-lang subset, govaluate `when`, depends logic, tags, jsonpath.
-import { evaluateExpr, parseExpr } from '../../argo/lang/expr.js';
-import { evaluateWhen } from '../../argo/lang/govaluate.js';
-import { evaluateDepends, parseDepends } from '../../argo/lang/depends.js';
-import { substitute } from '../../argo/lang/tags.js';
-import { b64enc } from '../../argo/lang/sprig.js';
+import { evaluateExpr, parseExpr } from '../../../argo/lang/expr.js';
+import { evaluateWhen } from '../../../argo/lang/govaluate.js';
+import { evaluateDepends, parseDepends } from '../../../argo/lang/depends.js';
+import { substitute } from '../../../argo/lang/tags.js';
+import { b64enc } from '../../../argo/lang/sprig.js';
 
 describe('expr subset', () => {
   test.each([

@@ -2,8 +2,8 @@
 // step, quotas, gang allocation, EASY never delaying its reserved head (preemptions included),
 // determinism, and per-GPU share accounting.
 import fc from 'fast-check';
-import { ClusterState, QOS_RULES, policy, schedule, type Decision, type Inventory, type JobRequest, type PolicyConfig, type WorkloadShape } from '../../placement/index.js';
-import { reserve } from '../../placement/reserve.js';
+import { ClusterState, QOS_RULES, policy, schedule, type Decision, type Inventory, type JobRequest, type PolicyConfig, type WorkloadShape } from '../../../placement/index.js';
+import { reserve } from '../../../placement/reserve.js';
 
 const nodeArb = fc.record({
   cpus: fc.integer({ min: 1, max: 64 }),

@@ -1,8 +1,8 @@
 // needsNvlink and needsIb as hard placement constraints, on hand-built cases whose right answer is
 // known: inside one NVLink domain / one IB island, or reserved until one has room, or rejected (with
 // the reason) when none ever could; under topology-aware fit, first-fit and best-fit packing alike.
-import { ClusterState, decide, policy, schedule, type Decision, type JobRequest, type NodeSpec } from '../../placement/index.js';
-import { cpuNode, gpuNode, inventory, job } from './fixtures.js';
+import { ClusterState, decide, policy, schedule, type Decision, type JobRequest, type NodeSpec } from '../../../placement/index.js';
+import { cpuNode, gpuNode, inventory, job } from '../../placement/fixtures.js';
 
 const off = { quotas: false, fairShare: false, qos: false, preemption: false, oversubscription: false, deadlines: false, cost: false, thermal: false } as const;
 const pol = policy({ ...off, order: 'fcfs' });
