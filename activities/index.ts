@@ -1,15 +1,16 @@
 // All of the pipeline's I/O. Activities are idempotent: submit adopts a job that already has its
 // deterministic name, undo operations treat "already gone" as done.
-import { Context, ApplicationFailure, CancelledFailure } from '@temporalio/activity';
-import { existsSync, mkdirSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
-import { join } from 'node:path';
+import { Context } from '@temporalio/activity';
+import { mkdirSync } from 'node:fs';
 import { LocalJobBackend } from '../backends/local-jobs.js';
 import { LocalServingBackend } from '../backends/local-serving.js';
 import { applyRetention, latestValidCheckpoint } from '../backends/checkpoints.js';
 import { builtinCommand } from '../programs/commands.js';
 import { durationMs } from '../contract/duration.js';
 import { classifyJobState, type JobRef, type JobStatus } from '../contract/outcome.js';
-import { FAILURES } from '../contract/failures.js';
+import { failure } from '../contract/failures.js';
+import { pollPause } from './poll.js';
+import { readCatalog, runDirs, writeCatalog } from './run-store.js';
 import { resolveBackend, siteOf, type BackendMap } from './runtimes.js';
 import { createQuotaActivities } from './quota.js';
 import type { QuotasFile } from '../contract/quotas.js';
@@ -17,6 +18,7 @@ import { checkReadiness } from './readiness.js';
 import { createPlacementActivities, localMachineSource, type InventorySource } from './placement.js';
 import type { RecoverySite } from './recovery.js';
 import type { AwaitJobInput, CatalogEntry, CatalogInput, DeployInput, Deployment, ReadinessInput, ReadinessResult, SubmitJobInput } from './types.js';
+import { DEFAULTS, TUNING_DEFAULTS } from '../config/defaults.js';
 
 export interface ActivityConfig {
   /** Root of the local runtime's state: jobs, run directories, deployments, the catalog. */
@@ -33,36 +35,11 @@ export interface ActivityConfig {
   quotas?: QuotasFile;
 }
 
-/** The pause between two status polls; a cancelled watch says so in the log before it stops. */
-export async function pollPause(ctx: Context, ms: number, jobId: string): Promise<void> {
-  try {
-    await ctx.sleep(ms);
-  } catch (e) {
-    if (e instanceof CancelledFailure) ctx.log.info('stopped watching job (cancelled)', { jobId });
-    throw e;
-  }
-}
-
-export function runDirs(home: string, runKey: string) {
-  const safe = runKey.replace(/[^A-Za-z0-9._-]+/g, '_');
-  const root = join(home, 'runs', safe);
-  return { root, data: join(root, 'data'), checkpoints: join(root, 'checkpoints'), catalog: join(root, 'catalog.json') };
-}
-
-export function readCatalog(file: string): CatalogEntry[] {
-  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as CatalogEntry[]) : [];
-}
-
-function writeCatalog(file: string, entries: CatalogEntry[]): void {
-  writeFileSync(`${file}.tmp`, JSON.stringify(entries, null, 2));
-  renameSync(`${file}.tmp`, file);
-}
-
 export function createActivities(config: ActivityConfig) {
   const local = new LocalJobBackend(config.home);
   const serving = new LocalServingBackend(config.home);
   const backends: BackendMap = { local, ...config.backends };
-  const pollInitialMs = config.pollInitialMs ?? 200;
+  const pollInitialMs = config.pollInitialMs ?? DEFAULTS.pollInitialMs;
   const backendOf = (ref: JobRef) => resolveBackend(backends, ref.runtime, ref.name);
 
   return {
@@ -95,7 +72,7 @@ export function createActivities(config: ActivityConfig) {
     },
 
     /** Polls until the job ends, heartbeating its state; a retried attempt re-attaches to the same job. */
-    async awaitJob({ ref, pollMaxMs = 64_000 }: AwaitJobInput): Promise<JobStatus> {
+    async awaitJob({ ref, pollMaxMs = TUNING_DEFAULTS.pollMaxMs }: AwaitJobInput): Promise<JobStatus> {
       const ctx = Context.current();
       const backend = backendOf(ref);
       if (ctx.info.attempt > 1) ctx.log.info('re-attaching to job after a worker or observation failure', { jobId: ref.jobId, attempt: ctx.info.attempt });
@@ -110,7 +87,7 @@ export function createActivities(config: ActivityConfig) {
         }
         ctx.heartbeat(st ? { state: st.state, progress: st.progress } : { state: 'UNKNOWN' });
         if (st && classifyJobState(st.state) !== 'active') return st;
-        if (st?.state === 'RUNNING') delay = Math.min(delay, 1000); // keep progress fresh while it runs
+        if (st?.state === 'RUNNING') delay = Math.min(delay, DEFAULTS.runningPollMs); // keep progress fresh while it runs
         await pollPause(ctx, delay, ref.jobId);
         delay = Math.min(delay * 2, pollMaxMs);
       }
@@ -124,10 +101,7 @@ export function createActivities(config: ActivityConfig) {
       const dirs = runDirs(config.home, runKey);
       const { latest, skipped } = await latestValidCheckpoint(dirs.checkpoints, verify);
       if (!latest) {
-        throw ApplicationFailure.create({
-          ...FAILURES.NoValidCheckpoint,
-          message: `no valid checkpoint under ${dirs.checkpoints}${skipped.length ? `: ${skipped.map((s) => `${s.path}: ${s.reason}`).join('; ')}` : ' (training wrote none)'}`,
-        });
+        throw failure('NoValidCheckpoint', `no valid checkpoint under ${dirs.checkpoints}${skipped.length ? `: ${skipped.map((s) => `${s.path}: ${s.reason}`).join('; ')}` : ' (training wrote none)'}`);
       }
       const removed = applyRetention(dirs.checkpoints, keep, latest.path, keepEvery);
       const entry: CatalogEntry = { runKey, path: latest.path, step: latest.step, job: latest.manifest.job, site: latest.manifest.site, created: latest.manifest.created, metrics: latest.manifest.metrics, skipped, removed };
@@ -142,7 +116,7 @@ export function createActivities(config: ActivityConfig) {
 
     async deployModel(input: DeployInput): Promise<Deployment> {
       if (input.runtime !== 'auto' && input.runtime !== 'local') {
-        throw ApplicationFailure.create({ ...FAILURES.RuntimeUnavailable, message: `stage deploy asks for runtime "${input.runtime}", but this worker serves models only on the local runtime. Set stages.deploy.runtime to "local" or "auto".` });
+        throw failure('RuntimeUnavailable', `stage deploy asks for runtime "${input.runtime}", but this worker serves models only on the local runtime. Set stages.deploy.runtime to "local" or "auto".`);
       }
       return serving.deploy({ name: input.name, model: input.model, checkpoint: input.checkpoint, command: input.command, env: input.env });
     },

@@ -1,14 +1,15 @@
 // The deploy stage on Kubernetes, as activities: apply → await rollout → gate (activities/readiness.ts)
 // → keep; on a failed rollout or gate the workflow calls rollback (compensation), on cancellation
 // teardown. Each is idempotent, so a retried attempt (or a new worker after a crash) converges.
-import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { CancelledFailure, Context } from '@temporalio/activity';
 import { KubeApiError } from '../backends/kubernetes/client.js';
 import { RolloutFailed, type KubernetesServingBackend, type ServingRevision } from '../backends/kubernetes/serving.js';
 import { WatchAborted } from '../backends/kubernetes/watch.js';
 import { KubernetesOptionsError, type KubernetesOptionsInput } from '../contract/kubernetes.js';
-import { FAILURES } from '../contract/failures.js';
+import { failure } from '../contract/failures.js';
 import { checkReadiness } from './readiness.js';
 import type { Deployment, ReadinessInput, ReadinessResult } from './types.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 export interface KubernetesDeployInput {
   runKey: string;
@@ -29,11 +30,11 @@ export interface KubernetesServingConfig {
 
 /** Maps backend errors onto Tandem's failure classes; unknown errors stay retryable. */
 function toFailure(e: unknown): unknown {
-  if (e instanceof KubernetesOptionsError) return ApplicationFailure.create({ ...FAILURES.InvalidRequest, message: e.message });
-  if (e instanceof RolloutFailed) return ApplicationFailure.create({ ...FAILURES.GateFailed, message: e.message });
+  if (e instanceof KubernetesOptionsError) return failure('InvalidRequest', e.message);
+  if (e instanceof RolloutFailed) return failure('GateFailed', e.message);
   if (e instanceof KubeApiError) {
-    if (e.transient) return ApplicationFailure.create({ ...FAILURES.ObservationFailed, message: e.message, nextRetryDelay: e.retryAfterSeconds ? e.retryAfterSeconds * 1000 : undefined });
-    if ([400, 403, 422].includes(e.code)) return ApplicationFailure.create({ ...FAILURES.InvalidRequest, message: e.message });
+    if (e.transient) return failure('ObservationFailed', e.message, { nextRetryDelay: e.retryAfterSeconds ? e.retryAfterSeconds * 1000 : undefined });
+    if ([400, 403, 422].includes(e.code)) return failure('InvalidRequest', e.message);
   }
   return e;
 }
@@ -63,7 +64,7 @@ async function heartbeating<T>(detail: () => unknown, everyMs: number, fn: (sign
 
 export function createKubernetesActivities(config: KubernetesServingConfig) {
   const { serving } = config;
-  const every = config.heartbeatMs ?? 1000;
+  const every = config.heartbeatMs ?? DEFAULTS.k8sHeartbeatMs;
   const deploymentOf = (s: { name: string; model: string; checkpoint: string; endpoint: string }, adopted: boolean): Deployment => ({ runtime: 'kubernetes', name: s.name, endpoint: s.endpoint, model: s.model, checkpoint: s.checkpoint, adopted });
 
   return {

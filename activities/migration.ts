@@ -2,13 +2,14 @@
 // (scontrol/sbatch) or a Kubernetes site (node pools by label and taint, benchmark Jobs; see
 // backends/kubernetes/nodes.ts), and the routing share that Tandem's placement reads. Each change is idempotent (absolute states,
 // deterministic job names) and audited, so a retried activity never moves a node twice.
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SlurmAdmin, type SlurmAdminOptions } from '../backends/slurm-admin.js';
 import { KubeClients } from '../backends/kubernetes/client.js';
 import { KubeNodePools, type KubeSiteOptions } from '../backends/kubernetes/nodes.js';
 import type { BenchmarkKind, BenchmarkResult, PartitionState, SiteSnapshot, UndoStep } from '../contract/migration.js';
+import { failure } from '../contract/failures.js';
 
 /** A site staged migration administers: Slurm (the default, for configs without `kind`) or Kubernetes. */
 export type MigrationSiteConfig = ({ kind?: 'slurm' } & SlurmAdminOptions) | ({ kind: 'kubernetes' } & KubeSiteOptions);
@@ -106,7 +107,7 @@ export function createMigrationActivities(cfg: MigrationActivityConfig) {
       if (ours.length) await a.run('scancel', ours);
       const others = live.filter((j) => !j.name.startsWith('tandem-mig-'));
       if (others.length) {
-        throw ApplicationFailure.create({ type: 'PartitionInUse', nonRetryable: false, message: `partition ${name} on ${site} still has ${others.length} job(s) (${others.map((j) => j.id).join(', ')}); they must finish or move before its nodes can be returned` });
+        throw failure('PartitionInUse', `partition ${name} on ${site} still has ${others.length} job(s) (${others.map((j) => j.id).join(', ')}); they must finish or move before its nodes can be returned`);
       }
       for (let i = 0; i < 20 && ours.length && (await a.jobs(name)).some((j) => ours.includes(j.id) && !TERMINAL.has(j.state)); i++) await new Promise((r) => setTimeout(r, 250));
       const changed = await a.deletePartition(name);

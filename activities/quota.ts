@@ -3,10 +3,9 @@
 // when the stage ends or its saga runs. A site or tenant without a quota is not booked at all.
 import { Context } from '@temporalio/activity';
 import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
-import { readFile } from 'node:fs/promises';
 import { durationMs } from '../contract/duration.js';
 import type { Runtime } from '../contract/pipeline.js';
-import { quotaFor, parseQuotasFile, type QuotasFile } from '../contract/quotas.js';
+import { quotaFor, type QuotasFile } from '../contract/quotas.js';
 import { beyondQuota, type Amount } from '../workflows/ledger.js';
 
 /** One ledger per site and task queue: it runs on the queue of the workers that admit to it, so every
@@ -75,9 +74,3 @@ export function createQuotaActivities(file: QuotasFile | undefined, resolveSite:
 }
 
 export type QuotaActivities = ReturnType<typeof createQuotaActivities>;
-
-/** The quotas named by TANDEM_QUOTAS_FILE, or none. */
-export async function quotasFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<QuotasFile | undefined> {
-  const path = env.TANDEM_QUOTAS_FILE;
-  return path ? parseQuotasFile(await readFile(path, 'utf8'), path) : undefined;
-}

@@ -1,7 +1,7 @@
 // Readiness gates for a model endpoint, in vLLM's order: /health answers 200 (refused or 503 while
 // the engine boots), /v1/models lists the expected id, then a smoke completion returns text.
-import { ApplicationFailure, type Context } from '@temporalio/activity';
-import { FAILURES } from '../contract/failures.js';
+import type { Context } from '@temporalio/activity';
+import { failure } from '../contract/failures.js';
 import type { ReadinessInput, ReadinessResult } from './types.js';
 
 type Gate = 'health' | 'models' | 'completion';
@@ -51,7 +51,7 @@ export async function checkReadiness({ deployment, prompt, timeoutMs }: Readines
     }
     ctx.heartbeat({ gate, last });
     if (Date.now() > deadline) {
-      throw ApplicationFailure.create({ ...FAILURES.GateFailed, message: `deployment ${deployment.name} not ready after ${Math.round(timeoutMs / 1000)}s: failed gate "${gate}" (${last})` });
+      throw failure('GateFailed', `deployment ${deployment.name} not ready after ${Math.round(timeoutMs / 1000)}s: failed gate "${gate}" (${last})`);
     }
     await ctx.sleep(250);
   }

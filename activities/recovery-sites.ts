@@ -2,18 +2,20 @@
 // checkpoint verification where the data lives, and an inventory source so failover can ask placement.
 import { SlurmrestdJobBackend } from '../backends/slurm/slurmrestd-backend.js';
 import { FirecrestJobBackend } from '../backends/slurm/firecrest-backend.js';
-import { readFile } from 'node:fs/promises';
-import { parseSitesFile, type SiteConfig, type SitesFile } from '../contract/sites.js';
+import type { SiteConfig, SitesFile } from '../contract/sites.js';
 import { firecrestSource, slurmrestdSource } from './placement-sources.js';
 import { firecrestHasher, firecrestHealth, slurmrestdHealth, type RecoverySite } from './recovery.js';
 
-function secret(site: SiteConfig, field: string, variable: string, env: NodeJS.ProcessEnv): string {
+/** `secrets`: the variables the sites file names, as config/worker.ts looked them up. */
+type Secrets = Record<string, string | undefined>;
+
+function secret(site: SiteConfig, field: string, variable: string, env: Secrets): string {
   const v = env[variable];
   if (!v) throw new Error(`site ${site.name}: ${field} names the environment variable ${variable}, which is not set`);
   return v;
 }
 
-export function recoverySite(s: SiteConfig, env: NodeJS.ProcessEnv = process.env): RecoverySite {
+export function recoverySite(s: SiteConfig, env: Secrets): RecoverySite {
   const root = s.root ?? `${s.workDir.replace(/\/+$/, '')}/tandem`;
   // Fast, bounded retries: the failover path has its own grace window and health probes.
   const backoff = { attempts: s.retries + 1, initialMs: 100, maxMs: 1000 };
@@ -37,12 +39,7 @@ export function recoverySite(s: SiteConfig, env: NodeJS.ProcessEnv = process.env
   return { name: s.name, backend: b, root, health: slurmrestdHealth(b.client), inventory: slurmrestdSource(b) };
 }
 
-export function recoverySites(file: SitesFile, env: NodeJS.ProcessEnv = process.env): RecoverySite[] {
-  return file.sites.map((s) => recoverySite(s, env));
-}
-
-/** The sites named by TANDEM_SITES_FILE, or none. */
-export async function recoverySitesFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<RecoverySite[]> {
-  const path = env.TANDEM_SITES_FILE;
-  return path ? recoverySites(parseSitesFile(await readFile(path, 'utf8'), path), env) : [];
+/** The sites of a sites file (TANDEM_SITES_FILE, loaded by config/worker.ts), or none. */
+export function recoverySites(file: SitesFile | undefined, env: Secrets): RecoverySite[] {
+  return (file?.sites ?? []).map((s) => recoverySite(s, env));
 }

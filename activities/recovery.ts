@@ -4,7 +4,7 @@
 // valid checkpoint there (copied with verification; checkpoint data never enters a payload), submits the
 // training job under a lease (programs/fence.ts), watches it with a grace window for an unreachable site,
 // fences the old job, and finally brings the winning checkpoint home for the catalog.
-import { Context, ApplicationFailure } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { existsSync, mkdirSync, writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,11 +14,13 @@ import type { JobBackend } from '../backends/types.js';
 import { builtinCommand } from '../programs/commands.js';
 import { durationMs } from '../contract/duration.js';
 import { classifyJobState, type JobRef, type JobStatus } from '../contract/outcome.js';
-import { FAILURES } from '../contract/failures.js';
-import { pollPause, runDirs } from './index.js';
+import { failure } from '../contract/failures.js';
+import { pollPause } from './poll.js';
+import { runDirs } from './run-store.js';
 import type { SubmitJobInput } from './types.js';
 import { policy as makePolicy, type JobRequest, type PolicyConfig } from '../placement/index.js';
 import { decideNow, gatherInventory, type InventorySource } from './placement.js';
+import { DEFAULTS, TUNING_DEFAULTS } from '../config/defaults.js';
 
 export interface SiteHealth {
   healthy: boolean;
@@ -135,10 +137,10 @@ function writeLease(file: string, holder: string, ttlMs: number): void {
 
 export function createRecoveryActivities(config: RecoveryConfig) {
   const sites = new Map(config.sites.map((s) => [s.name, s]));
-  const pollInitialMs = config.pollInitialMs ?? 200;
+  const pollInitialMs = config.pollInitialMs ?? DEFAULTS.pollInitialMs;
   const site = (name: string): RecoverySite => {
     const s = sites.get(name);
-    if (!s) throw ApplicationFailure.create({ ...FAILURES.RuntimeUnavailable, message: `site ${name} is not configured on this worker (configured: ${[...sites.keys()].join(', ') || 'none'})` });
+    if (!s) throw failure('RuntimeUnavailable', `site ${name} is not configured on this worker (configured: ${[...sites.keys()].join(', ') || 'none'})`);
     return s;
   };
   const siteDirs = (name: string, runKey: string) => runDirs(site(name).root, runKey);
@@ -179,9 +181,9 @@ export function createRecoveryActivities(config: RecoveryConfig) {
     async chooseSite({ exclude, sites: only, job }: ChooseSiteInput): Promise<ChooseSiteResult> {
       // A misconfiguration is not an outage: fail now rather than wait for a site that cannot appear.
       const configured = [...sites.keys()];
-      if (!configured.length) throw ApplicationFailure.create({ ...FAILURES.RuntimeUnavailable, message: 'failover needs Slurm sites, but this worker has none configured (set TANDEM_SITES_FILE; see README, "Failover between Slurm sites")' });
+      if (!configured.length) throw failure('RuntimeUnavailable', 'failover needs Slurm sites, but this worker has none configured (set TANDEM_SITES_FILE; see README, "Failover between Slurm sites")');
       const unknown = (only ?? []).filter((n) => !sites.has(n));
-      if (unknown.length) throw ApplicationFailure.create({ ...FAILURES.RuntimeUnavailable, message: `failover site${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} not configured on this worker (configured: ${configured.join(', ')})` });
+      if (unknown.length) throw failure('RuntimeUnavailable', `failover site${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} not configured on this worker (configured: ${configured.join(', ')})`);
       const order = only?.length ? only : configured;
       const candidates = order.filter((n) => !exclude.includes(n));
       const health = await Promise.all(
@@ -264,7 +266,7 @@ export function createRecoveryActivities(config: RecoveryConfig) {
      * (the error window resets after every good observation, and survives a worker crash through the
      * heartbeat). Each good observation of an active job renews its lease.
      */
-    async watchAt({ ref, pollMaxMs = 64_000, graceMs, leaseTtlMs, runKey }: WatchAtInput): Promise<WatchAtResult> {
+    async watchAt({ ref, pollMaxMs = TUNING_DEFAULTS.pollMaxMs, graceMs, leaseTtlMs, runKey }: WatchAtInput): Promise<WatchAtResult> {
       const ctx = Context.current();
       const s = site(ref.site);
       const prev = (ctx.info.heartbeatDetails ?? {}) as { failingSince?: number; state?: string; progress?: JobStatus['progress'] };
@@ -298,7 +300,7 @@ export function createRecoveryActivities(config: RecoveryConfig) {
         if (failingSince !== undefined && Date.now() - failingSince >= graceMs) {
           return { kind: 'unreachable', forMs: Date.now() - failingSince, error: lastError, lastState, progress };
         }
-        if (st?.state === 'RUNNING' || failingSince !== undefined) delay = Math.min(delay, 1000);
+        if (st?.state === 'RUNNING' || failingSince !== undefined) delay = Math.min(delay, DEFAULTS.runningPollMs);
         await pollPause(ctx, delay, ref.jobId);
         // A queued job is renewed as often as a running one: it checks its lease when it starts.
         delay = Math.min(delay * 2, pollMaxMs, leaseTtlMs ? leasePollCapMs(leaseTtlMs) : Infinity);
@@ -342,7 +344,7 @@ export function createRecoveryActivities(config: RecoveryConfig) {
       const s = site(name);
       const at = siteDirs(name, runKey).checkpoints;
       const { latest, skipped } = await latestValidCheckpoint(at, true, s.hasher);
-      if (!latest) throw ApplicationFailure.create({ ...FAILURES.NoValidCheckpoint, message: `no valid checkpoint at ${name} for ${runKey}${skipped.length ? `: ${skipped.map((k) => k.reason).join('; ')}` : ''}` });
+      if (!latest) throw failure('NoValidCheckpoint', `no valid checkpoint at ${name} for ${runKey}${skipped.length ? `: ${skipped.map((k) => k.reason).join('; ')}` : ''}`);
       const home = runDirs(config.home, runKey);
       const copy = await copyCheckpoint(latest.path, home.checkpoints, { tag: Context.current().info.activityId });
       // The site keeps what home keeps (the catalog applies retention at home); older ones go.

@@ -10,6 +10,7 @@ import { Library, lintFile, lintText, type LintResult } from './lint/validate.js
 import { runInput, workflowName } from './resolve.js';
 import type { ArgoRunInput, ArgoStatus } from './lang/types.js';
 import { planRetry, type RetryPlan } from './retry.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 export const SHIPPED_TEMPLATES = fileURLToPath(new URL('../templates/argo', import.meta.url));
 export const ARGO_WORKFLOW_TYPE = 'argoWorkflow';
@@ -49,7 +50,7 @@ export class ArgoClient {
 
   static async connect(opts: { address: string; namespace?: string; taskQueue: string }): Promise<ArgoClient> {
     const connection = await Connection.connect({ address: opts.address });
-    return new ArgoClient(connection, new Client({ connection, namespace: opts.namespace ?? 'default' }), opts.taskQueue);
+    return new ArgoClient(connection, new Client({ connection, namespace: opts.namespace ?? DEFAULTS.namespace }), opts.taskQueue);
   }
 
   close(): Promise<void> {

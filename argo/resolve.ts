@@ -5,10 +5,17 @@
 import type { Json } from './lint/load.js';
 import type { ArgoRunInput } from './lang/types.js';
 import type { TemplateLibrary } from './lint/semantic.js';
+import { InputError } from '../contract/input-error.js';
 
 const arr = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
 
-export class ResolveError extends Error {}
+/** A reference the lint pass would also have refused (a missing WorkflowTemplate or template); its message is that sentence. */
+export class ResolveError extends InputError {
+  constructor(message: string) {
+    super('Argo', [{ path: '', message }], { message });
+    this.name = 'ResolveError';
+  }
+}
 
 export function workflowSpecOf(doc: Json): Json {
   return ((doc.kind === 'CronWorkflow' ? (doc.spec as Json).workflowSpec : doc.spec) ?? {}) as Json;

@@ -5,6 +5,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, 
 import { join } from 'node:path';
 import { builtinCommand } from '../programs/commands.js';
 import { isAlive, killGroup, processStartTime } from './proc.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 export interface DeploymentRef {
   runtime: 'local' | 'kubernetes';
@@ -79,7 +80,7 @@ export class LocalServingBackend {
     return { runtime: 'local', name: req.name, endpoint, model: req.model, checkpoint: req.checkpoint, adopted: false };
   }
 
-  private async waitForEndpoint(name: string, pid: number, startTime: number | undefined, timeoutMs = 30_000): Promise<string> {
+  private async waitForEndpoint(name: string, pid: number, startTime: number | undefined, timeoutMs: number = DEFAULTS.localServingBindTimeoutMs): Promise<string> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const url = this.endpoint(name);

@@ -3,6 +3,7 @@
 // names the site's slurm.conf explicitly so several sites can live on one host.
 import { execFile } from 'node:child_process';
 import type { PartitionState } from '../contract/migration.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 export class SlurmAdminError extends Error {
   override name = 'SlurmAdminError';
@@ -31,7 +32,7 @@ export class SlurmAdmin {
   run(cmd: string, args: string[]): Promise<string> {
     return new Promise((resolve, reject) => {
       // argv, never a shell: partition and node names are validated but still never re-parsed.
-      execFile(cmd, args, { env: { ...process.env, SLURM_CONF: this.opts.slurmConf }, timeout: this.opts.timeoutMs ?? 30_000, encoding: 'utf8' }, (err, stdout, stderr) => {
+      execFile(cmd, args, { env: { ...process.env, SLURM_CONF: this.opts.slurmConf }, timeout: this.opts.timeoutMs ?? DEFAULTS.slurmCommandTimeoutMs, encoding: 'utf8' }, (err, stdout, stderr) => {
         if (err) reject(new SlurmAdminError(`${cmd} ${args.join(' ')} failed: ${(stderr || err.message).trim()}`));
         else resolve(stdout);
       });

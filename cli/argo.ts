@@ -3,10 +3,20 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { ArgoValidationError, formatIssue } from '../argo/lint/load.js';
+import { InputError, formatIssue } from '../contract/input-error.js';
 import { lintFile } from '../argo/lint/validate.js';
 import { ArgoClient, prepare, templateLibrary, localJobDir } from '../argo/client.js';
 import type { ArgoNode, ArgoStatus } from '../argo/lang/types.js';
+import { printError } from './errors.js';
+import { useArgoSchema } from '../argo/lint/schema.js';
+import { loadCliConfig } from '../config/worker.js';
+
+/** TANDEM_HOME and TANDEM_ARGO_SCHEMA, read when a command needs them (config/worker.ts). */
+function cliConfig() {
+  const c = loadCliConfig();
+  useArgoSchema(c.argoSchemaFile);
+  return c;
+}
 
 const ICON: Record<string, string> = { Succeeded: '✔', Failed: '✖', Error: '⚠', Running: '●', Pending: '◷', Skipped: '○', Omitted: '○' };
 
@@ -64,6 +74,7 @@ export function registerArgoCommands(program: Command, connect: () => Promise<Ar
     .description("validate with Argo's schema and semantic rules; exits non-zero on errors")
     .option('--templates <dir...>', 'directories of WorkflowTemplates that templateRef may name')
     .action((files: string[], o: { templates?: string[] }) => {
+      cliConfig();
       const library = templateLibrary(o.templates);
       let bad = 0;
       for (const f of files) {
@@ -86,12 +97,13 @@ export function registerArgoCommands(program: Command, connect: () => Promise<Ar
     .option('--watch', 'follow the run until it ends')
     .action(async (file: string, o: { parameter: string[]; templates?: string[]; name?: string; watch?: boolean }) => {
       const parameters = parseParams(o.parameter);
+      cliConfig();
       let p;
       try {
         p = prepare(file, { parameters, templateDirs: o.templates });
       } catch (e) {
-        if (e instanceof ArgoValidationError) {
-          console.error(e.message);
+        if (e instanceof InputError) {
+          printError(e);
           process.exitCode = 1;
           return;
         }
@@ -125,7 +137,7 @@ export function registerArgoCommands(program: Command, connect: () => Promise<Ar
   argo.command('logs <name>').description("print the pods' output (local runtime)").action((name: string) =>
     withClient(async (c) => {
       const st = await c.status(name);
-      const home = opts.home ?? process.env.TANDEM_HOME ?? join(process.cwd(), '.tandem');
+      const home = opts.home ?? cliConfig().home;
       for (const n of Object.values(st.nodes).filter((x) => x.type === 'Pod' && x.jobName)) {
         const f = join(localJobDir(home, n.jobName!), 'stdout');
         const text = existsSync(f) ? readFileSync(f, 'utf8') : '';

@@ -4,8 +4,9 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { listCheckpoints, verifyCheckpoint, type Hasher } from '../backends/checkpoints.js';
-import { readCatalog, runDirs } from '../activities/index.js';
-import { recoverySitesFromEnv } from '../activities/recovery-sites.js';
+import { readCatalog, runDirs } from '../activities/run-store.js';
+import { recoverySites } from '../activities/recovery-sites.js';
+import { loadWorkerConfig } from '../config/worker.js';
 import { table } from './runs.js';
 
 export interface CheckpointRow {
@@ -48,13 +49,16 @@ export function registerCheckpointCommands(program: Command): void {
   program
     .command('checkpoints <run>')
     .description("list and verify a run's checkpoints at home and at every site of TANDEM_SITES_FILE")
-    .option('--home <dir>', "the worker's TANDEM_HOME", process.env.TANDEM_HOME ?? '.tandem')
+    .option('--home <dir>', "the worker's TANDEM_HOME (default: $TANDEM_HOME, or .tandem)")
     .option('--quick', 'check sizes only, not sha256 sums')
     .option('--json', 'machine-readable output')
-    .action(async (run: string, o: { home: string; quick?: boolean; json?: boolean }) => {
-      const sites = await recoverySitesFromEnv();
-      const rows = await checkpointRows(resolve(o.home), run, sites, !o.quick);
+    .action(async (run: string, o: { home?: string; quick?: boolean; json?: boolean }) => {
+      // The worker's configuration (config/worker.ts): its home, and its sites with their secrets.
+      const config = loadWorkerConfig();
+      const home = o.home ? resolve(o.home) : config.home;
+      const sites = recoverySites(config.sites?.parsed, config.sites?.secrets ?? {});
+      const rows = await checkpointRows(home, run, sites, !o.quick);
       console.log(o.json ? JSON.stringify(rows, null, 2) : formatCheckpoints(rows));
-      if (!rows.length && !o.json) console.error(`(looked in ${runDirs(resolve(o.home), run).checkpoints}${sites.length ? ` and at ${sites.map((s) => s.name).join(', ')}` : ''})`);
+      if (!rows.length && !o.json) console.error(`(looked in ${runDirs(home, run).checkpoints}${sites.length ? ` and at ${sites.map((s) => s.name).join(', ')}` : ''})`);
     });
 }

@@ -6,14 +6,15 @@ import { DefaultLogger, Runtime, makeTelemetryFilterString } from '@temporalio/w
 import { startDevServer } from '../workers/dev-server.js';
 import { createTandemWorker } from '../workers/worker.js';
 import { LocalServingBackend } from '../backends/local-serving.js';
-import { slurmBackendFromEnv } from '../backends/slurm/index.js';
-import { recoverySitesFromEnv } from '../activities/recovery-sites.js';
-import { quotasFromEnv } from '../activities/quota.js';
+import { slurmBackend } from '../backends/slurm/index.js';
+import { recoverySites as sitesOf } from '../activities/recovery-sites.js';
+import { loadWorkerConfig, type WorkerConfig } from '../config/worker.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 /** Slurm, when TANDEM_SLURM_API configures it (README, "Training on Slurm"): then `auto` trains there. */
-function configuredBackends() {
-  const slurm = slurmBackendFromEnv();
-  if (slurm) console.log(`tandem: Slurm backend configured (${process.env.TANDEM_SLURM_API}); runtime auto trains on it`);
+function configuredBackends(config: WorkerConfig) {
+  const slurm = config.slurm ? slurmBackend(config.slurm) : undefined;
+  if (slurm) console.log(`tandem: Slurm backend configured (${config.slurm!.api}); runtime auto trains on it`);
   return slurm ? { slurm } : undefined;
 }
 import { loadPipelineSpec, TandemClient } from '../sdk/client.js';
@@ -26,14 +27,17 @@ function quietRuntime(): void {
 }
 
 export async function runDev(o: { port: number; uiPort: number; state: string }): Promise<void> {
+  // Configuration first: a bad one is reported before a dev server starts (and would have to be stopped).
+  // The dev worker serves the dev server's default namespace and task queue, its home is --state.
+  const config = loadWorkerConfig();
   quietRuntime();
   const state = resolve(o.state);
   const server = await startDevServer({ dbFile: join(state, 'temporal.db'), ui: true, port: o.port, uiPort: o.uiPort });
-  const recoverySites = await recoverySitesFromEnv();
+  const recoverySites = sitesOf(config.sites?.parsed, config.sites?.secrets ?? {});
   if (recoverySites.length) console.log(`tandem: failover sites ${recoverySites.map((s) => s.name).join(', ')} (TANDEM_SITES_FILE); use \`tandem run --failover\``);
-  const quotas = await quotasFromEnv();
+  const quotas = config.quotas?.parsed;
   if (quotas) console.log(`tandem: tenant quotas at ${Object.keys(quotas.quotas).join(', ')} (TANDEM_QUOTAS_FILE); \`tandem quotas\` shows what is held`);
-  const { worker } = await createTandemWorker({ address: server.address, home: state, backends: configuredBackends(), recoverySites, quotas });
+  const { worker } = await createTandemWorker({ address: server.address, home: state, backends: configuredBackends(config), recoverySites, quotas, cluster: config });
   console.log(`Temporal: ${server.address}   Web UI: ${server.uiUrl}   state: ${state}`);
   console.log(`Run a pipeline from another terminal: npm run tandem -- run templates/examples/demo-pipeline.yaml`);
   const stop = () => worker.shutdown();
@@ -45,15 +49,16 @@ export async function runDev(o: { port: number; uiPort: number; state: string })
 
 export async function runDemo(o: { spec?: string; keep?: boolean }): Promise<void> {
   const t0 = Date.now();
+  const config = loadWorkerConfig();
   quietRuntime();
-  const state = resolve('.tandem', 'demo');
+  const state = resolve(DEFAULTS.home, 'demo');
   rmSync(state, { recursive: true, force: true });
   const spec = await loadPipelineSpec(o.spec ?? DEMO_SPEC);
   console.log(`tandem demo: pipeline "${spec.name}" from ${o.spec ?? 'templates/examples/demo-pipeline.yaml'}`);
   const server = await startDevServer({ dbFile: join(state, 'temporal.db'), ui: true, log: (l) => console.log(l) });
   console.log(`tandem demo: Temporal server ${server.address} (real dev server, SQLite in ${state})`);
   console.log(`tandem demo: Web UI ${server.uiUrl}/namespaces/default/workflows`);
-  const { worker, connection } = await createTandemWorker({ address: server.address, home: state, backends: configuredBackends() });
+  const { worker, connection } = await createTandemWorker({ address: server.address, home: state, backends: configuredBackends(config), cluster: config });
   const running = worker.run();
   const client = await TandemClient.connect({ address: server.address });
   let ok = false;

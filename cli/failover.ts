@@ -1,7 +1,7 @@
 // `tandem run --failover`: turns the command line's failover options into the pipeline's tuning.
 import { InvalidArgumentError } from 'commander';
 import { parseDuration } from '../contract/duration.js';
-import type { FailoverTuning } from '../workflows/pipeline.js';
+import type { FailoverTuning } from '../contract/tuning.js';
 
 export interface FailoverFlags {
   /** true: every site the worker has (TANDEM_SITES_FILE); a string: these sites, in preference order. */

@@ -2,7 +2,7 @@
 // The `tandem` command line: run pipelines, follow them, inspect and cancel them, and start a local
 // Temporal dev server with a worker for development.
 import { Command, Option } from 'commander';
-import { SpecError } from '../contract/parse.js';
+import { printError } from './errors.js';
 import { loadPipelineSpec, TandemClient } from '../sdk/client.js';
 import { ProgressPrinter, formatStatus } from './render.js';
 import { runDemo, runDev } from './dev.js';
@@ -13,14 +13,35 @@ import { registerCheckpointCommands } from './checkpoints.js';
 import { registerQuotaCommands } from './quotas.js';
 import { registerArgoCommands } from './argo.js';
 import { ArgoClient } from '../argo/client.js';
+import { loadClientConfig, type ClientConfig } from '../config/worker.js';
+import { DEFAULTS } from '../config/defaults.js';
+
+// TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and TANDEM_TASK_QUEUE are read once, by config/worker.ts; they
+// are the defaults of the flags below (a flag wins over its variable). A bad one is reported when a
+// command runs (--help still works); commands that load the whole worker configuration report it
+// together with every other problem.
+let envError: unknown;
+function clientConfig(): ClientConfig {
+  try {
+    return loadClientConfig();
+  } catch (e) {
+    envError = e;
+    return { address: DEFAULTS.temporalAddress, namespace: DEFAULTS.namespace, taskQueue: DEFAULTS.taskQueue };
+  }
+}
+const env = clientConfig();
+const LOADS_WORKER_CONFIG = new Set(['dev', 'demo', 'checkpoints']);
 
 const program = new Command()
   .name('tandem')
   .description('Durable hybrid HPC + AI pipelines on Temporal')
-  .addOption(new Option('--address <host:port>', 'Temporal frontend').env('TEMPORAL_ADDRESS').default('127.0.0.1:7233'))
-  .addOption(new Option('--namespace <ns>', 'Temporal namespace').env('TEMPORAL_NAMESPACE').default('default'))
-  .addOption(new Option('--task-queue <queue>', 'task queue of the Tandem workers').env('TANDEM_TASK_QUEUE').default('tandem'))
-  .showHelpAfterError();
+  .addOption(new Option('--address <host:port>', 'Temporal frontend (env: TEMPORAL_ADDRESS)').default(env.address))
+  .addOption(new Option('--namespace <ns>', 'Temporal namespace (env: TEMPORAL_NAMESPACE)').default(env.namespace))
+  .addOption(new Option('--task-queue <queue>', 'task queue of the Tandem workers (env: TANDEM_TASK_QUEUE)').default(env.taskQueue))
+  .showHelpAfterError()
+  .hook('preAction', (_program, action) => {
+    if (envError && !LOADS_WORKER_CONFIG.has(action.name())) throw envError;
+  });
 
 const connect = () => {
   const o = program.opts<{ address: string; namespace: string; taskQueue: string }>();
@@ -108,9 +129,9 @@ program
 program
   .command('dev')
   .description('start a local Temporal dev server (with Web UI) and a Tandem worker')
-  .option('--port <port>', 'frontend port', '7233')
-  .option('--ui-port <port>', 'Web UI port', '8233')
-  .option('--state <dir>', 'state directory (SQLite, local runtime)', '.tandem')
+  .option('--port <port>', 'frontend port', String(DEFAULTS.devPort))
+  .option('--ui-port <port>', 'Web UI port', String(DEFAULTS.devUiPort))
+  .option('--state <dir>', 'state directory (SQLite, local runtime)', DEFAULTS.home)
   .action((o: { port: string; uiPort: string; state: string }) => runDev({ port: Number(o.port), uiPort: Number(o.uiPort), state: o.state }));
 
 program
@@ -127,7 +148,6 @@ registerCheckpointCommands(program);
 registerQuotaCommands(program, connect);
 
 program.parseAsync().catch((err: unknown) => {
-  if (err instanceof SpecError) console.error(err.message);
-  else console.error(`tandem: ${(err as Error).message}`);
+  printError(err);
   process.exit(2);
 });

@@ -30,7 +30,11 @@ export const FAILURES = {
   PlacementRejected: { type: 'PlacementRejected', nonRetryable: true },
   /** Workflow-level: a stage failed with an error that carried no type of its own. */
   StageFailed: { type: 'StageFailed', nonRetryable: true },
-  /** An Argo pod that ended Failed/Error: the interpreter applies the template's retryStrategy. */
+  /**
+   * Matched, never thrown: the Argo interpreter lists it in its activities' nonRetryableErrorTypes.
+   * A pod that ends Failed/Error comes back as a result (phase, message) and the interpreter applies
+   * the template's retryStrategy itself.
+   */
   ArgoPodFailed: { type: 'ArgoPodFailed', nonRetryable: true },
 } as const;
 
@@ -52,6 +56,15 @@ export interface FailureOptions {
 export function failure(type: FailureType, message: string, opts: FailureOptions = {}): ApplicationFailure {
   const f = FAILURES[type];
   return ApplicationFailure.create({ type: f.type, nonRetryable: f.nonRetryable, message, details: opts.details, cause: opts.cause, nextRetryDelay: opts.nextRetryDelay });
+}
+
+/**
+ * A workflow's own failure around the error that ended it, never retried. It keeps the cause's type
+ * even when that type is not in the table (another system's activity may raise its own), so callers
+ * can still match on it; an untyped cause becomes StageFailed.
+ */
+export function wrapFailure(message: string, cause: Error, type?: string | null): ApplicationFailure {
+  return ApplicationFailure.create({ type: type ?? FAILURES.StageFailed.type, nonRetryable: true, message, cause });
 }
 
 /** True when `err` is an ApplicationFailure (or a failure caused by one) of the given type. */

@@ -2,6 +2,7 @@
 // SDK/CLI boundary and the activities both validate with it, so a bad option is reported naming the
 // field before any object is created on the cluster.
 import { z } from 'zod';
+import { InputError, type InputIssue } from './input-error.js';
 
 // Kubernetes' own grammars (apimachinery validation), so the API server never has to answer 422.
 const DNS_LABEL = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
@@ -111,14 +112,11 @@ export type KubernetesOptionsInput = z.input<typeof KubernetesOptionsSchema>;
 export type KubernetesOptions = z.output<typeof KubernetesOptionsSchema>;
 export type VllmOptions = z.output<typeof VllmOptionsSchema>;
 
-export interface KubernetesOptionIssue {
-  path: string;
-  message: string;
-}
+export type KubernetesOptionIssue = InputIssue;
 
-export class KubernetesOptionsError extends Error {
-  constructor(readonly issues: KubernetesOptionIssue[]) {
-    super(`invalid Kubernetes options\n${issues.map((i) => `  - ${i.path}: ${i.message}`).join('\n')}`);
+export class KubernetesOptionsError extends InputError {
+  constructor(issues: KubernetesOptionIssue[]) {
+    super('Kubernetes options', issues);
     this.name = 'KubernetesOptionsError';
   }
 }

@@ -3,23 +3,16 @@
 import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
 import type { z } from 'zod';
 import { PipelineSpecSchema, type PipelineSpec } from './pipeline.js';
+import { InputError, type InputIssue, type InputKind } from './input-error.js';
 
-export interface SpecIssue {
-  path: string;
-  message: string;
-  line?: number;
-}
+export type SpecIssue = InputIssue;
 
-export class SpecError extends Error {
-  constructor(
-    readonly source: string,
-    readonly issues: SpecIssue[],
-    what = 'pipeline spec',
-  ) {
-    super(
-      `${source}: invalid ${what}\n` +
-        issues.map((i) => `  - ${i.path || '(root)'}${i.line ? ` (line ${i.line})` : ''}: ${i.message}`).join('\n'),
-    );
+/** A YAML/JSON file that does not match its schema: a pipeline spec, a sites file, a quotas file (`what`). */
+export class SpecError extends InputError {
+  declare readonly source: string;
+
+  constructor(source: string, issues: SpecIssue[], what: InputKind = 'pipeline spec') {
+    super(what, issues, { source });
     this.name = 'SpecError';
   }
 }

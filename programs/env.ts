@@ -1,5 +1,13 @@
-// Helpers for Tandem's built-in stage programs, which read their parameters from the environment.
+// The job side of the job contract: Tandem's built-in stage programs read what Tandem gives them
+// (TANDEM_DATA_DIR, TANDEM_CHECKPOINT_DIR, TANDEM_PROGRESS_FILE, TANDEM_JOB_ID, TANDEM_SITE, the stage
+// parameters as TANDEM_<NAME>, …) through these helpers only. This is not worker configuration: the
+// worker's TANDEM_* and TEMPORAL_* variables are read by config/worker.ts and never by a job.
 import { renameSync, writeFileSync } from 'node:fs';
+
+/** A variable Tandem may set for the job; undefined when it did not. */
+export function optionalEnv(name: string): string | undefined {
+  return process.env[name];
+}
 
 export function requireEnv(name: string): string {
   const v = process.env[name];

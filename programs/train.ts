@@ -5,7 +5,7 @@
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { latestValidCheckpoint, writeCheckpoint } from '../backends/checkpoints.js';
-import { requireEnv, numberEnv, writeJsonAtomic } from './env.js';
+import { requireEnv, numberEnv, optionalEnv, writeJsonAtomic } from './env.js';
 import { gradientStep, type Dataset, type Weights } from './model.js';
 
 const dataDir = requireEnv('TANDEM_DATA_DIR');
@@ -14,8 +14,9 @@ const steps = numberEnv('TANDEM_STEPS', 200);
 const every = numberEnv('TANDEM_CHECKPOINT_EVERY', 20);
 const lr = numberEnv('TANDEM_LEARNING_RATE', 0.5);
 const delay = numberEnv('TANDEM_STEP_DELAY_MS', 0);
-const job = process.env.TANDEM_JOB_ID ?? `pid-${process.pid}`;
-const progressFile = process.env.TANDEM_PROGRESS_FILE;
+const job = optionalEnv('TANDEM_JOB_ID') ?? `pid-${process.pid}`;
+const progressFile = optionalEnv('TANDEM_PROGRESS_FILE');
+const site = optionalEnv('TANDEM_SITE') ?? 'local';
 // Fault injection for chaos drills and tests: exit non-zero on reaching this step.
 const failAt = numberEnv('TANDEM_FAIL_AT_STEP', 0);
 
@@ -36,7 +37,7 @@ mkdirSync(ckptDir, { recursive: true });
 appendFileSync(join(ckptDir, 'lineage.jsonl'), JSON.stringify({ job, pid: process.pid, resumedFromStep, at: new Date().toISOString() }) + '\n');
 
 const save = (metrics: { loss: number; accuracy: number }) =>
-  writeCheckpoint(ckptDir, step, { 'weights.json': JSON.stringify(weights) }, { job, site: process.env.TANDEM_SITE ?? 'local', metrics: { ...metrics, features: data.features } });
+  writeCheckpoint(ckptDir, step, { 'weights.json': JSON.stringify(weights) }, { job, site, metrics: { ...metrics, features: data.features } });
 
 let metrics = { loss: NaN, accuracy: NaN };
 while (step < steps) {

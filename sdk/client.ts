@@ -7,15 +7,21 @@ import { parsePipelineSpec, validatePipelineSpec } from '../contract/parse.js';
 import type { PipelineSpec, PipelineSpecInput, StageName } from '../contract/pipeline.js';
 import type { JobProgress } from '../contract/outcome.js';
 import type { PipelineResult, PipelineStatus, TimelineEntry } from '../contract/status.js';
-import type { PipelineTuning, ResumeInput } from '../workflows/pipeline.js';
+import type { PipelineTuning } from '../contract/tuning.js';
+import type { ResumeInput } from '../workflows/pipeline.js';
 import { DEFAULT_GRACE_MS, defaultLeaseMs, leaseProblem } from '../contract/failover.js';
 import { SA_PIPELINE, SA_TENANT, TANDEM_SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
+import { DEFAULTS } from '../config/defaults.js';
+import { loadClientConfig } from '../config/worker.js';
 
-export const DEFAULT_TASK_QUEUE = 'tandem';
+export const DEFAULT_TASK_QUEUE = DEFAULTS.taskQueue;
 
 export interface TandemClientOptions {
+  /** Default: TEMPORAL_ADDRESS, or 127.0.0.1:7233 (config/worker.ts). */
   address?: string;
+  /** Default: TEMPORAL_NAMESPACE, or default. */
   namespace?: string;
+  /** Default: tandem (the SDK does not follow TANDEM_TASK_QUEUE; the CLI passes it in). */
   taskQueue?: string;
   /** Reuse an existing Temporal client instead of connecting. */
   client?: Client;
@@ -75,14 +81,16 @@ export class TandemClient {
 
   static async connect(opts: TandemClientOptions = {}): Promise<TandemClient> {
     if (opts.client) return new TandemClient(opts.client, opts.taskQueue ?? DEFAULT_TASK_QUEUE);
-    const address = opts.address ?? process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
+    // The environment only fills in what the caller left out (a ConfigError names a bad variable).
+    const env = opts.address !== undefined && opts.namespace !== undefined ? undefined : loadClientConfig();
+    const address = opts.address ?? env!.address;
     let connection: Connection;
     try {
-      connection = await Connection.connect({ address, connectTimeout: 5000 });
+      connection = await Connection.connect({ address, connectTimeout: DEFAULTS.connectTimeoutMs });
     } catch (e) {
       throw new Error(`cannot reach the Temporal server at ${address} (${(e as Error).message}). Start one with \`npm run tandem -- dev\` or set TEMPORAL_ADDRESS.`);
     }
-    const client = new Client({ connection, namespace: opts.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default' });
+    const client = new Client({ connection, namespace: opts.namespace ?? env!.namespace });
     return new TandemClient(client, opts.taskQueue ?? DEFAULT_TASK_QUEUE, connection);
   }
 

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runDirs } from '../activities/index.js';
+import { runDirs } from '../activities/run-store.js';
 import { LocalJobBackend } from '../backends/local-jobs.js';
 import { LocalServingBackend } from '../backends/local-serving.js';
 import { isAlive } from '../backends/proc.js';

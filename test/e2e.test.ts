@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
-import { runDirs } from '../activities/index.js';
+import { runDirs } from '../activities/run-store.js';
 import { LocalJobBackend } from '../backends/local-jobs.js';
 import { LocalServingBackend } from '../backends/local-serving.js';
 import { isAlive } from '../backends/proc.js';

@@ -1,11 +1,11 @@
 // In-memory stand-ins for the pipeline's activities: they record every call so workflow tests can
 // assert order, and each can be scripted to fail or to block until cancelled.
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import type { TandemActivities } from '../activities/index.js';
 import type { JobRef, JobStatus } from '../contract/outcome.js';
 import type { RecoveryActivities } from '../activities/recovery.js';
 import { createQuotaActivities } from '../activities/quota.js';
+import { failure } from '../contract/failures.js';
 import type { QuotasFile } from '../contract/quotas.js';
 
 export interface FakeScript {
@@ -83,7 +83,7 @@ export function fakeActivities(script: FakeScript = {}) {
     async awaitReadiness() {
       calls.push('awaitReadiness');
       const gateCalls = calls.filter((c) => c === 'awaitReadiness').length;
-      if (script.failGate === true || (typeof script.failGate === 'number' && gateCalls <= script.failGate)) throw ApplicationFailure.create({ type: 'GateFailed', nonRetryable: true, message: 'failed gate "models" (/v1/models answered 200 listing [])' });
+      if (script.failGate === true || (typeof script.failGate === 'number' && gateCalls <= script.failGate)) throw failure('GateFailed', 'failed gate "models" (/v1/models answered 200 listing [])');
       return { completion: 'positive (p=0.9)', models: ['test'] };
     },
     async undeployModel() {

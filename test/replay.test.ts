@@ -9,7 +9,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { workflowBundle } from './helpers.js';
 import { PATCHES } from '../workflows/pipeline.js';
-import { ARGO_PATCHES } from '../workflows/argo/interpreter.js';
+import { ARGO_PATCHES } from '../workflows/argo/api.js';
 
 const DIR = fileURLToPath(new URL('./histories/', import.meta.url));
 // Each run's own workflow id (child workflow ids and lock holders derive from it); the file name otherwise.

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { Runs, RunError } from '../sdk/runs.js';
-import { runDirs } from '../activities/index.js';
+import { runDirs } from '../activities/run-store.js';
 import { historyFromFile, replayHistory, explainDivergence } from '../workers/replay.js';
 import { formatRunReport } from '../cli/runs.js';
 import { fakeActivities } from './fake-activities.js';

@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { ensureTemporal } from './temporal-binary.js';
 import { TANDEM_SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 export interface DevServerOptions {
   /** SQLite file; a temporary one under the state dir when omitted. */
@@ -87,7 +88,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   child.on('exit', () => (exited = true));
   const address = `127.0.0.1:${port}`;
   try {
-    await waitForServer(address, opts.startTimeoutMs ?? 60_000, () => !exited, logFile);
+    await waitForServer(address, opts.startTimeoutMs ?? DEFAULTS.devServerStartTimeoutMs, () => !exited, logFile);
   } catch (e) {
     child.kill('SIGKILL');
     throw e;

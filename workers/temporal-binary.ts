@@ -3,6 +3,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadToolConfig } from '../config/worker.js';
 
 export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -28,9 +29,9 @@ function goBin(): string | undefined {
   return onPath('go') ?? (executable('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : undefined);
 }
 
-/** Where a `temporal` binary already is: $TEMPORAL_CLI, PATH, .tools/, or $(go env GOPATH)/bin. */
-export function findTemporal(): string | undefined {
-  const candidates = [process.env.TEMPORAL_CLI, onPath('temporal'), join(TOOLS_DIR, 'temporal')];
+/** Where a `temporal` binary already is: `temporalCli` (TEMPORAL_CLI), PATH, .tools/, or $(go env GOPATH)/bin. */
+export function findTemporal(temporalCli: string | undefined = loadToolConfig().temporalCli): string | undefined {
+  const candidates = [temporalCli, onPath('temporal'), join(TOOLS_DIR, 'temporal')];
   const go = goBin();
   if (go) {
     try {
@@ -69,6 +70,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   try {
     console.log(ensureTemporal());
   } catch (e) {
+    // A ConfigError (a bad TEMPORAL_CLI) or a failed build: the message says what to do.
     console.error((e as Error).message);
     process.exit(1);
   }

@@ -1,5 +1,6 @@
 export { hybridPipeline, statusQuery, timelineQuery, jobName } from './pipeline.js';
-export type { HybridPipelineInput, PipelineTuning } from './pipeline.js';
+export type { HybridPipelineInput } from './pipeline.js';
+export type { PipelineTuning, FailoverTuning } from '../contract/tuning.js';
 export { quotaLedger, admitUpdate, releaseUpdate, usageQuery } from './ledger.js';
 export type { LedgerInput, AdmitRequest } from './ledger.js';
 export { argoWorkflow, argoStatusQuery, argoResumeSignal, argoStopSignal, argoLock } from './argo/index.js';

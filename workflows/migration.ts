@@ -3,7 +3,6 @@
 // Each phase is a child workflow that returns its undo steps as data, so the parent can roll any
 // finished phase back; operators approve, pause, resume and roll back through signals and an update.
 import {
-  ApplicationFailure,
   CancellationScope,
   ChildWorkflowHandle,
   condition,
@@ -21,6 +20,7 @@ import {
 } from '@temporalio/workflow';
 import type { MigrationActivities } from '../activities/migration.js';
 import { durationMs } from '../contract/duration.js';
+import { failure } from '../contract/failures.js';
 import { choosePilotNodes, evaluateGate, type GateResult, type MigrationLogEntry, type MigrationPhase, type MigrationPlan, type MigrationState, type MigrationStatus, type PartitionState, type UndoStep } from '../contract/migration.js';
 
 export const migrationStatusQuery = defineQuery<MigrationStatus>('migrationStatus');
@@ -73,7 +73,7 @@ export async function migrationPhase1({ plan, runKey }: PhaseInput): Promise<Pha
   try {
     const snap = await acts.snapshotSite(plan.site);
     const legacy = snap.partitions.find((p) => p.name === plan.legacyPartition);
-    if (!legacy) throw ApplicationFailure.create({ type: 'InvalidRequest', nonRetryable: true, message: `site ${plan.site} has no partition "${plan.legacyPartition}" (partitions: ${snap.partitions.map((p) => p.name).join(', ')})` });
+    if (!legacy) throw failure('InvalidRequest', `site ${plan.site} has no partition "${plan.legacyPartition}" (partitions: ${snap.partitions.map((p) => p.name).join(', ')})`);
     const existing = snap.partitions.find((p) => p.name === plan.tandemPartition);
     const pilot = choosePilotNodes(legacy.nodes, plan.pilotShare);
     // Undo is recorded before each change, so a crash between the two leaves nothing unrecorded.
@@ -154,7 +154,7 @@ export async function migrationPhase3({ plan }: PhaseInput): Promise<PhaseResult
     const snap = await acts.snapshotSite(plan.site);
     const legacy = snap.partitions.find((p) => p.name === plan.legacyPartition);
     const tandem = snap.partitions.find((p) => p.name === plan.tandemPartition);
-    if (!legacy || !tandem) throw ApplicationFailure.create({ type: 'InvalidRequest', nonRetryable: true, message: `Phase 3 needs both partitions "${plan.legacyPartition}" and "${plan.tandemPartition}" on ${plan.site}` });
+    if (!legacy || !tandem) throw failure('InvalidRequest', `Phase 3 needs both partitions "${plan.legacyPartition}" and "${plan.tandemPartition}" on ${plan.site}`);
     // Legacy stops taking jobs (running ones finish), and its nodes join Tandem's pool.
     undo.push({ kind: 'set-partition', partition: legacy });
     await acts.applyPartition(plan.site, { ...legacy, state: 'DRAIN' });

@@ -9,7 +9,7 @@
 // not runnable locally (RuntimeUnavailable). Relative output paths are relative to the job's
 // directory, which stands in for the image's working directory; an absolute output path is looked
 // up there first (a program that wrote `result.txt` in `/` of its image) and on the host otherwise.
-import { Context, ApplicationFailure, CancelledFailure } from '@temporalio/activity';
+import { Context, CancelledFailure, type ApplicationFailure } from '@temporalio/activity';
 import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
@@ -17,6 +17,7 @@ import { LocalJobBackend, readTail } from '../../backends/local-jobs.js';
 import type { HttpInput, HttpResult, NodeOutputs, ResourceInput, ResourceResult, RunPodInput, RunPodResult } from '../../argo/lang/types.js';
 import { conditionHolds, jqPath, kubectlJsonPath, type ArgoKubernetes, type KObject } from './resource.js';
 import { localArgv } from '../../argo/local-command.js';
+import { failure } from '../../contract/failures.js';
 
 /** Where a pod runs. Slurm and Kubernetes targets are provided by their backends when configured. */
 export interface ExecutionTarget {
@@ -89,7 +90,7 @@ export function slurmJobSpec(slurm: Record<string, unknown>): SlurmJobSpec {
   const int = (k: keyof SlurmJobSpec, d: number) => {
     const v = pick(k);
     const n = v === undefined ? d : Number(v);
-    if (!Number.isInteger(n) || n < 0) throw ApplicationFailure.create({ type: 'InvalidRequest', nonRetryable: true, message: `plugin.slurm.${k}: ${JSON.stringify(v)} is not a whole number` });
+    if (!Number.isInteger(n) || n < 0) throw failure('InvalidRequest', `plugin.slurm.${k}: ${JSON.stringify(v)} is not a whole number`);
     return n;
   };
   const mem = pick('memoryMB') ?? (slurm.memory !== undefined ? String(slurm.memory) : undefined);
@@ -128,7 +129,7 @@ exec "$@"
 `;
 
 function unavailable(message: string): ApplicationFailure {
-  return ApplicationFailure.create({ type: 'RuntimeUnavailable', nonRetryable: true, message });
+  return failure('RuntimeUnavailable', message);
 }
 
 class LocalTarget implements ExecutionTarget {
@@ -265,7 +266,7 @@ class LocalTarget implements ExecutionTarget {
 export function createArgoActivities(config: ArgoActivityConfig) {
   const local = new LocalTarget(new LocalJobBackend(config.home), config);
   const memoFile = (cache: string, key: string) => {
-    if (!/^[A-Za-z0-9._-]+$/.test(cache)) throw ApplicationFailure.create({ type: 'InvalidRequest', nonRetryable: true, message: `memoize.cache.configMap.name ${JSON.stringify(cache)} is not a valid name` });
+    if (!/^[A-Za-z0-9._-]+$/.test(cache)) throw failure('InvalidRequest', `memoize.cache.configMap.name ${JSON.stringify(cache)} is not a valid name`);
     return join(config.memoDir ?? join(config.home, 'argo', 'memo'), cache, `${createHash('sha256').update(key).digest('hex')}.json`);
   };
   const targets: Partial<Record<RunPodInput['target'], ExecutionTarget>> = { local, ...config.targets };
@@ -313,13 +314,13 @@ export function createArgoActivities(config: ArgoActivityConfig) {
       let text: string | undefined;
       if (config.kubernetes?.configMapValue) text = await config.kubernetes.configMapValue(input.namespace, input.configMap, input.key);
       else {
-        if (![input.configMap, input.key].every((p) => /^[A-Za-z0-9._-]+$/.test(p) && p !== '.' && p !== '..')) throw ApplicationFailure.create({ type: 'InvalidRequest', nonRetryable: true, message: `${where}: not a valid name` });
+        if (![input.configMap, input.key].every((p) => /^[A-Za-z0-9._-]+$/.test(p) && p !== '.' && p !== '..')) throw failure('InvalidRequest', `${where}: not a valid name`);
         const file = join(config.configMapsDir ?? join(config.home, 'argo', 'configmaps'), input.configMap, input.key);
         if (existsSync(file)) text = readFileSync(file, 'utf8');
       }
-      if (text === undefined) throw ApplicationFailure.create({ type: 'InvalidRequest', nonRetryable: true, message: `semaphore limit: ${where} does not exist` });
+      if (text === undefined) throw failure('InvalidRequest', `semaphore limit: ${where} does not exist`);
       const n = Number(text.trim());
-      if (!Number.isInteger(n) || n < 0) throw ApplicationFailure.create({ type: 'InvalidRequest', nonRetryable: true, message: `semaphore limit: ${where} is ${JSON.stringify(text.trim())}, not a whole number` });
+      if (!Number.isInteger(n) || n < 0) throw failure('InvalidRequest', `semaphore limit: ${where} is ${JSON.stringify(text.trim())}, not a whole number`);
       return n;
     },
 
@@ -367,7 +368,7 @@ export function createArgoActivities(config: ArgoActivityConfig) {
             if (p.jsonPath !== undefined) out[p.name] = kubectlJsonPath(o, p.jsonPath);
             else if (p.jqFilter !== undefined) out[p.name] = jqPath(o, p.jqFilter);
           } catch (e) {
-            if (p.default === undefined) throw ApplicationFailure.create({ type: 'InvalidRequest', nonRetryable: true, message: `output parameter ${p.name}: ${(e as Error).message}` });
+            if (p.default === undefined) throw failure('InvalidRequest', `output parameter ${p.name}: ${(e as Error).message}`);
           }
           if (out[p.name] === undefined && p.default !== undefined) out[p.name] = p.default;
         }

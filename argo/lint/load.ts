@@ -2,13 +2,15 @@
 // error (schema or semantic) can name `templates.<name>…` and the YAML line it comes from.
 import { readFileSync } from 'node:fs';
 import { LineCounter, parseAllDocuments, isMap, isNode, isScalar, type Document } from 'yaml';
+import { InputError, formatIssue, formatIssues, type InputIssue } from '../../contract/input-error.js';
 
-export interface ArgoIssue {
+export { formatIssue, formatIssues };
+
+/** An issue in an Argo file; it always names its file, so it prints as `file:line: path: message`. */
+export interface ArgoIssue extends InputIssue {
   source: string;
   /** e.g. `templates.main.steps[0][1].template` or `spec.entrypoint` */
   path: string;
-  message: string;
-  line?: number;
 }
 
 export type Json = Record<string, unknown>;
@@ -24,19 +26,13 @@ export interface ArgoDocument {
   describe(path: (string | number)[]): string;
 }
 
-export class ArgoValidationError extends Error {
-  constructor(readonly issues: ArgoIssue[]) {
-    super(formatIssues(issues));
+export class ArgoValidationError extends InputError {
+  declare readonly issues: ArgoIssue[];
+
+  constructor(issues: ArgoIssue[]) {
+    super('Argo', issues);
     this.name = 'ArgoValidationError';
   }
-}
-
-export function formatIssue(i: ArgoIssue): string {
-  return `${i.source}${i.line ? `:${i.line}` : ''}: ${i.path ? `${i.path}: ` : ''}${i.message}`;
-}
-
-export function formatIssues(issues: ArgoIssue[]): string {
-  return issues.map(formatIssue).join('\n');
 }
 
 const NAMED_LISTS = new Set(['templates', 'tasks', 'parameters', 'artifacts']);

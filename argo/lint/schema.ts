@@ -3,11 +3,13 @@
 // values (`AnyString`) also take YAML numbers and booleans; and Argo objects reject unknown fields
 // (strict decoding in `argo lint`), which the generated schema does not say.
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
 
-export const ARGO_SCHEMA_PATH = process.env.TANDEM_ARGO_SCHEMA ?? fileURLToPath(new URL('../../../shared/data/argo-schema/schema.json', import.meta.url));
+import { DEFAULTS } from '../../config/defaults.js';
+
+/** The schema file; the CLI points it at TANDEM_ARGO_SCHEMA (config/worker.ts) with useArgoSchema(). */
+let schemaFile: string = DEFAULTS.argoSchemaFile;
 
 const SCALAR = { type: ['string', 'integer', 'number', 'boolean'] } as const;
 /** Parameter-ish fields Argo declares as AnyString: YAML scalars of any kind are accepted. */
@@ -54,9 +56,16 @@ export const SUPPORTED_KINDS = Object.keys(KIND_DEF);
 
 let compiled: Map<string, ValidateFunction> | undefined;
 
+/** Validates against the schema in `file` from now on (compiled on first use, like the default one). */
+export function useArgoSchema(file: string): void {
+  if (file === schemaFile) return;
+  schemaFile = file;
+  compiled = undefined;
+}
+
 function validators(): Map<string, ValidateFunction> {
   if (compiled) return compiled;
-  const schema = adjust(JSON.parse(readFileSync(ARGO_SCHEMA_PATH, 'utf8')) as Json);
+  const schema = adjust(JSON.parse(readFileSync(schemaFile, 'utf8')) as Json);
   const ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: true, code: { optimize: false } });
   // ajv-formats is CommonJS: its default export arrives wrapped under ESM.
   const addFormats = ((addFormatsImport as unknown as { default?: typeof addFormatsImport }).default ?? addFormatsImport) as unknown as (a: Ajv2020) => void;

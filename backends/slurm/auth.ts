@@ -3,6 +3,7 @@
 // callers. The client secret and the tokens never appear in errors or logs.
 import got from 'got';
 import { SlurmApiError } from './errors.js';
+import { DEFAULTS } from '../../config/defaults.js';
 
 export interface ClientCredentials {
   tokenUrl: string;
@@ -68,7 +69,7 @@ export class ClientCredentialsTokenSource {
         password: this.creds.clientSecret,
         retry: { limit: 0 },
         throwHttpErrors: false,
-        timeout: { request: this.opts.timeoutMs ?? 15_000 },
+        timeout: { request: this.opts.timeoutMs ?? DEFAULTS.tokenTimeoutMs },
         responseType: 'json',
       });
     } catch (e) {

@@ -19,7 +19,7 @@ export class SlurmApiError extends Error {
     readonly retryAfterMs?: number,
   ) {
     super(message);
-    this.name = kind === 'observation' ? FAILURES.ObservationFailed.type : kind === 'placement' ? 'PlacementBackoff' : kind === 'not-found' ? 'JobNotFound' : FAILURES.InvalidRequest.type;
+    this.name = kind === 'observation' ? FAILURES.ObservationFailed.type : kind === 'placement' ? FAILURES.PlacementBackoff.type : kind === 'not-found' ? FAILURES.JobNotFound.type : FAILURES.InvalidRequest.type;
   }
 
   get retryable(): boolean {

@@ -5,6 +5,7 @@ import got, { type Got, type Method, type Response } from 'got';
 import type * as T from './firecrest-types.js';
 import { ClientCredentialsTokenSource, type ClientCredentials, type TokenSourceOptions } from './auth.js';
 import { classifyHttp, classifyTransport, withRetries, SlurmApiError, type BackoffPolicy } from './errors.js';
+import { DEFAULTS } from '../../config/defaults.js';
 
 export interface FirecrestOptions {
   /** e.g. https://api.cscs.ch/hpc/firecrest/v2 */
@@ -29,7 +30,7 @@ export class FirecrestClient {
       prefixUrl: opts.baseUrl.replace(/\/+$/, ''),
       retry: { limit: 0 },
       throwHttpErrors: false,
-      timeout: { request: opts.timeoutMs ?? 30_000 },
+      timeout: { request: opts.timeoutMs ?? DEFAULTS.httpTimeoutMs },
       responseType: 'text',
     });
   }

@@ -6,6 +6,7 @@ import type { BatchJob } from './script.js';
 import type { SiteApi, SiteJob, SlurmNode } from './site-api.js';
 import { classifyHttp, classifyTransport, withRetries, SlurmApiError, type BackoffPolicy } from './errors.js';
 import { slurmrestdMapping, type SlurmrestdMapping } from './slurmrestd-mapping.js';
+import { DEFAULTS } from '../../config/defaults.js';
 
 export interface SlurmrestdOptions {
   /** unix socket path (rest_auth/local) … */
@@ -27,13 +28,13 @@ export class SlurmrestdClient {
 
   constructor(private readonly opts: SlurmrestdOptions) {
     if (!opts.socketPath && !opts.baseUrl) throw new Error('slurmrestd needs a socketPath or a baseUrl');
-    this.mapping = slurmrestdMapping(opts.apiVersion ?? '0.0.38');
+    this.mapping = slurmrestdMapping(opts.apiVersion ?? DEFAULTS.slurmrestdApiVersion);
     this.base = opts.socketPath ? `http://unix:${opts.socketPath}:` : opts.baseUrl!.replace(/\/+$/, '');
     this.http = got.extend({
       enableUnixSockets: true,
       retry: { limit: 0 }, // retries are ours (errors.ts), so that every failure is classified once
       throwHttpErrors: false,
-      timeout: { request: opts.timeoutMs ?? 30_000 },
+      timeout: { request: opts.timeoutMs ?? DEFAULTS.httpTimeoutMs },
       headers: opts.token ? { 'X-SLURM-USER-NAME': opts.user ?? '', 'X-SLURM-USER-TOKEN': opts.token } : {},
     });
   }

@@ -15,10 +15,10 @@ import { startDevServer, freePort, type DevServer } from '../../workers/dev-serv
 import { bundleWorkflows } from '../../workers/worker.js';
 import { TandemClient } from '../../sdk/client.js';
 import { validatePipelineSpec } from '../../contract/parse.js';
-import { runDirs } from '../../activities/index.js';
+import { runDirs } from '../../activities/run-store.js';
 import { listCheckpoints } from '../../backends/checkpoints.js';
 import { LocalServingBackend } from '../../backends/local-serving.js';
-import type { PipelineTuning } from '../../workflows/pipeline.js';
+import type { PipelineTuning } from '../../contract/tuning.js';
 import type { TimelineEntry } from '../../contract/status.js';
 import { startTwoSites, type TestSite } from '../../test/recovery/sites.js';
 import { CLIENT } from '../../test/slurm/firecrest-bed.js';

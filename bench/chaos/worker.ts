@@ -29,7 +29,7 @@ export function siteConfig(d: SiteDescriptor): SiteConfig {
 if (process.argv[1]?.endsWith('worker.ts')) {
   Runtime.install({ telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }) } } });
   const home = process.env.TANDEM_HOME!;
-  const sites = (JSON.parse(process.env.TANDEM_CHAOS_SITES!) as SiteDescriptor[]).map((d) => recoverySite(siteConfig(d)));
+  const sites = (JSON.parse(process.env.TANDEM_CHAOS_SITES!) as SiteDescriptor[]).map((d) => recoverySite(siteConfig(d), process.env));
   const { worker, connection } = await createTandemWorker({
     address: process.env.TEMPORAL_ADDRESS!,
     taskQueue: process.env.TANDEM_TASK_QUEUE,

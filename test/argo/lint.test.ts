@@ -56,17 +56,15 @@ spec:
     expect(lintText(text, 'a.yaml', { parameters: { msg: 'hi', nope: '1' } }).issues.map((i) => i.message)).toEqual([expect.stringMatching(/unknown workflow parameter "nope"/)]);
   });
 
-  test("Argo's own examples: ≥ 95% accepted, all validated in under 2 s", () => {
+  // How fast lint is belongs to bench/ (npm run argo:conformance prints it), never to a test.
+  test("Argo's own examples: ≥ 95% accepted", () => {
     const files: string[] = [];
     const walk = (d: string) => readdirSync(d, { withFileTypes: true }).forEach((e) => (e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith('.yaml') && files.push(join(d, e.name))));
     walk(EXAMPLES);
-    const t0 = performance.now();
     warmSchema();
     const library = new Library().addDirectory(EXAMPLES);
     const rejected = files.filter((f) => lintFile(f, { library }).issues.length > 0);
-    const ms = performance.now() - t0;
     expect(files.length).toBeGreaterThan(140);
     expect(rejected.map((f) => f.slice(EXAMPLES.length + 1))).toEqual(['testvolume.yaml']); // a PersistentVolumeClaim, not an Argo object
-    expect(ms).toBeLessThan(2000 * (process.env.CI_SLOW ? 2 : 1));
   });
 });

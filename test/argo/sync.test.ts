@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ArgoClient, prepare } from '../../argo/client.js';
 import type { LockState } from '../../workflows/argo/lock.js';
-import { syncLocks } from '../../workflows/argo/interpreter.js';
+import { syncLocks } from '../../workflows/argo/sync.js';
 import { whyNotRunnable } from '../../argo/lint/runnable.js';
 import { tempDir, waitFor } from '../helpers.js';
 import { startArgoHarness } from './harness.js';

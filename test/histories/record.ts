@@ -19,7 +19,7 @@ import { admitUpdate, releaseUpdate } from '../../workflows/ledger.js';
 import type { temporal } from '@temporalio/proto';
 import { fakeSite } from '../migration/fake-site.js';
 import { MigrationPlanSchema } from '../../contract/migration.js';
-import type { PipelineTuning } from '../../workflows/pipeline.js';
+import type { PipelineTuning } from '../../contract/tuning.js';
 import { parseQuotasFile } from '../../contract/quotas.js';
 
 

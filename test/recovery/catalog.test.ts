@@ -5,7 +5,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { applyRetention, copyCheckpoint, latestValidCheckpoint, listCheckpoints, retained, stepDirName, writeCheckpoint, COPY_PREFIX } from '../../backends/checkpoints.js';
 import { tempDir } from '../helpers.js';
-import { createActivities, runDirs } from '../../activities/index.js';
+import { createActivities } from '../../activities/index.js';
+import { runDirs } from '../../activities/run-store.js';
 import { validatePipelineSpec } from '../../contract/parse.js';
 import { checkpointRows, formatCheckpoints } from '../../cli/checkpoints.js';
 import { execFile } from 'node:child_process';

@@ -65,11 +65,10 @@ describe('chooseSite', () => {
   });
 
   test('a health probe that hangs counts as unhealthy within the timeout; none healthy gives no site', async () => {
-    const t0 = Date.now();
+    // A probe that never answers must not hang the choice (jest's timeout would catch a hang).
     const r = await choose([fakeSite('zurich', { health: () => new Promise(() => {}) })], { exclude: [], job: train(4) });
     expect(r.site).toBeUndefined();
     expect(r.probes).toEqual(['zurich: unhealthy (zurich health: no answer within 300 ms)']);
-    expect(Date.now() - t0).toBeLessThan(2000);
   });
 });
 
@@ -120,14 +119,12 @@ test('a pipeline launched with failover on a worker without sites fails at train
   const real = createRecoveryActivities({ home: '/tmp/home', sites: [] });
   const w = await startWorker({ taskQueue: uniqueQueue('fo-nosites'), activities: { ...fake.acts, chooseSite: real.chooseSite } });
   try {
-    const t0 = Date.now();
     const h = await w.tandem.launch(spec({ stages: { train: { runtime: 'slurm' } } }), { tuning: { failover: {} } });
     await expect(h.result()).rejects.toThrow();
     const st = await h.status();
     expect(st.phase).toBe('failed');
     expect(st.stages.train.status).toBe('failed');
     expect(st.error).toContain('set TANDEM_SITES_FILE');
-    expect(Date.now() - t0).toBeLessThan(20_000);
     expect(fake.calls.filter((c) => c.startsWith('submitAt'))).toEqual([]);
   } finally {
     await w.stop();

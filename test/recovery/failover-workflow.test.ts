@@ -3,7 +3,7 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { fakeActivities, type FakeScript } from '../fake-activities.js';
 import { spec, startWorker, temporalClient, uniqueQueue } from '../helpers.js';
-import type { FailoverTuning } from '../../workflows/pipeline.js';
+import type { FailoverTuning } from '../../contract/tuning.js';
 import { parseQuotasFile } from '../../contract/quotas.js';
 
 const slurmSpec = () => spec({ stages: { preprocess: { runtime: 'local' }, train: { runtime: 'slurm' }, deploy: { runtime: 'local' } } });

@@ -4,11 +4,12 @@
 // most one checkpoint interval, and never run at two sites at once (the lease fences the old job).
 import { readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { createActivities, runDirs } from '../../activities/index.js';
+import { createActivities } from '../../activities/index.js';
+import { runDirs } from '../../activities/run-store.js';
 import { createRecoveryActivities } from '../../activities/recovery.js';
 import { LocalServingBackend } from '../../backends/local-serving.js';
 import { listCheckpoints } from '../../backends/checkpoints.js';
-import type { PipelineTuning } from '../../workflows/pipeline.js';
+import type { PipelineTuning } from '../../contract/tuning.js';
 import { spec, startWorker, tempDir, uniqueQueue, waitFor } from '../helpers.js';
 import { startTwoSites, type TestSite } from './sites.js';
 

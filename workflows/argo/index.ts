@@ -1,5 +1,6 @@
 // Entry point of the Argo interpreter for bundling (workflows/index.ts re-exports it).
-export { argoWorkflow, argoStatusQuery, argoResumeSignal, argoStopSignal } from './interpreter.js';
+export { argoWorkflow } from './interpreter.js';
+export { argoStatusQuery, argoResumeSignal, argoStopSignal } from './api.js';
 export { argoLock, lockStateQuery } from './lock.js';
 export type { ArgoRunInput, ArgoStatus, ArgoNode } from '../../argo/lang/types.js';
 export type { LockState, LockRequest } from './lock.js';

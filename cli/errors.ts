@@ -1,0 +1,11 @@
+// How every `tandem` command reports the error it ends with: in one place, so all bad input reads the same.
+import { InputError } from '../contract/input-error.js';
+
+/**
+ * An InputError (a spec, sites or quotas file, Kubernetes options, an Argo manifest) as its issues —
+ * its message, formatIssues() — with no stack trace and no prefix; anything else as `tandem: <message>`.
+ */
+export function printError(err: unknown): void {
+  if (err instanceof InputError) console.error(err.message);
+  else console.error(`tandem: ${(err as Error).message}`);
+}

@@ -1,0 +1,83 @@
+// Every default of the worker, the CLI and the SDK, in one place. Pipeline tuning defaults (heartbeat
+// timeout, poll ceiling, failover windows) are part of the sandbox-safe contract and stay in
+// contract/tuning.ts; they are re-exported here so that the consistency checks below see both.
+// Plain constants only: backends and activities import this module, so it must not read the
+// environment (config/worker.ts does that) or import anything above contract/.
+import { fileURLToPath } from 'node:url';
+import { TUNING_DEFAULTS } from '../contract/tuning.js';
+
+export { TUNING_DEFAULTS };
+
+export const DEFAULTS = {
+  /** TEMPORAL_ADDRESS: the Temporal frontend the CLI, the SDK and `npm run worker` connect to. */
+  temporalAddress: '127.0.0.1:7233',
+  /** TEMPORAL_NAMESPACE. */
+  namespace: 'default',
+  /** TANDEM_TASK_QUEUE: the queue Tandem's workflows and activities are served on. */
+  taskQueue: 'tandem',
+  /** TANDEM_HOME: local runtime state (jobs, run directories, deployments); relative to the cwd. */
+  home: '.tandem',
+  /** TANDEM_SLURM_SITE: the site name of the Slurm backend configured by TANDEM_SLURM_API. */
+  slurmSite: 'slurm',
+  /** TANDEM_SLURMRESTD_API_VERSION. */
+  slurmrestdApiVersion: '0.0.38',
+  /** TANDEM_K8S_SERVICE_TYPE: how vLLM deployments are exposed. */
+  k8sServiceType: 'ClusterIP' as 'ClusterIP' | 'LoadBalancer',
+  /** TANDEM_ARGO_SCHEMA: Argo's JSON schema, used by `tandem argo lint|submit`. */
+  argoSchemaFile: fileURLToPath(new URL('../../shared/data/argo-schema/schema.json', import.meta.url)),
+
+  /** `tandem dev`: frontend and Web UI ports of the embedded Temporal dev server. */
+  devPort: 7233,
+  devUiPort: 8233,
+  /** How long to wait for a started dev server's frontend to answer. */
+  devServerStartTimeoutMs: 60_000,
+  /** The SDK's connect timeout (a dead address fails fast with a hint). */
+  connectTimeoutMs: 5000,
+
+  /** Request timeout of the FirecREST and slurmrestd HTTP clients. */
+  httpTimeoutMs: 30_000,
+  /** Request timeout of the OAuth2 token endpoint (client credentials). */
+  tokenTimeoutMs: 15_000,
+  /** Timeout of one Slurm CLI call (scontrol, sinfo, sbatch) made for staged migration. */
+  slurmCommandTimeoutMs: 30_000,
+  /** How long a local model server may take to write its endpoint file. */
+  localServingBindTimeoutMs: 30_000,
+
+  /**
+   * The worker's maxHeartbeatThrottleInterval. Heartbeats carry training progress; a short throttle
+   * keeps `tandem status` and the CLI progress bar live.
+   */
+  heartbeatThrottleMs: 1000,
+  /** How often the Kubernetes rollout activities heartbeat during their long waits. */
+  k8sHeartbeatMs: 1000,
+  /** First pause of the job-status polling backoff (it doubles up to the tuning's pollMaxMs). */
+  pollInitialMs: 200,
+  /**
+   * While a job runs, awaitJob polls (and so heartbeats its progress) at least this often, whatever
+   * the backoff has reached: this is the await activity's heartbeat interval.
+   */
+  runningPollMs: 1000,
+} as const;
+
+/** DEFAULTS with its literal types widened, so tests can check other values. */
+export type Defaults = { -readonly [K in keyof typeof DEFAULTS]: (typeof DEFAULTS)[K] extends number ? number : (typeof DEFAULTS)[K] extends string ? string : (typeof DEFAULTS)[K] };
+
+/**
+ * Problems with the defaults themselves, as one line each (none: []). The worker refuses to start with
+ * inconsistent defaults, and a unit test keeps them consistent; `tuning` lets tests check other values.
+ */
+export function defaultsProblems(d: Defaults = DEFAULTS, tuning: { heartbeatTimeoutMs: number } = TUNING_DEFAULTS): string[] {
+  const problems: string[] = [];
+  // Temporal times an activity out when no heartbeat reaches the server within the heartbeat timeout;
+  // a throttled heartbeat may be sent up to one throttle interval late, so keep several per timeout.
+  const wellBelow = tuning.heartbeatTimeoutMs / 3;
+  if (d.heartbeatThrottleMs > wellBelow) problems.push(`heartbeatThrottleMs (${d.heartbeatThrottleMs} ms) must be at most a third of the heartbeat timeout (${tuning.heartbeatTimeoutMs} ms)`);
+  if (d.runningPollMs > wellBelow) problems.push(`runningPollMs (the await activity's heartbeat while a job runs, ${d.runningPollMs} ms) must be at most a third of the heartbeat timeout (${tuning.heartbeatTimeoutMs} ms)`);
+  if (d.k8sHeartbeatMs > wellBelow) problems.push(`k8sHeartbeatMs (${d.k8sHeartbeatMs} ms) must be at most a third of the heartbeat timeout (${tuning.heartbeatTimeoutMs} ms)`);
+  // An observation that hangs for a whole HTTP timeout must not by itself miss the heartbeat deadline.
+  if (d.httpTimeoutMs > tuning.heartbeatTimeoutMs) problems.push(`httpTimeoutMs (${d.httpTimeoutMs} ms) must not exceed the heartbeat timeout (${tuning.heartbeatTimeoutMs} ms)`);
+  if (d.tokenTimeoutMs > d.httpTimeoutMs) problems.push(`tokenTimeoutMs (${d.tokenTimeoutMs} ms) must not exceed httpTimeoutMs (${d.httpTimeoutMs} ms)`);
+  if (d.pollInitialMs > d.runningPollMs) problems.push(`pollInitialMs (${d.pollInitialMs} ms) must not exceed runningPollMs (${d.runningPollMs} ms)`);
+  if (d.devPort === d.devUiPort) problems.push(`devPort and devUiPort must differ (both ${d.devPort})`);
+  return problems;
+}

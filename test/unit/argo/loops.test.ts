@@ -1,0 +1,58 @@
+// Loop expansion and aggregation of the Argo interpreter (workflows/argo/loops.ts), without a server.
+import { expandItems, itemLabel, itemScope, loopOutcome, printf } from '../../../workflows/argo/loops.js';
+import type { NodeResult } from '../../../workflows/argo/model.js';
+
+const result = (id: string, phase: NodeResult['phase'], extra: Partial<NodeResult['outputs']> = {}, message?: string): NodeResult => ({
+  id,
+  phase,
+  message,
+  outputs: { parameters: {}, artifacts: {}, ...extra },
+});
+
+test('printf pads, converts and leaves text alone', () => {
+  expect(printf('%d', 7)).toBe('7');
+  expect(printf('id-%02d', 7)).toBe('id-07');
+  expect(printf('%4d|', 7)).toBe('   7|');
+  expect(printf('%x %X %o %s', 255)).toBe('ff FF 377 255');
+  expect(printf('no verbs', 3)).toBe('no verbs');
+});
+
+test('withItems is substituted; withParam must be a JSON list', () => {
+  expect(expandItems({ withItems: ['{{x}}', { a: '{{x}}' }] }, { x: '1' })).toEqual(['1', { a: '1' }]);
+  expect(expandItems({ withParam: '{{l}}' }, { l: '[1,"b"]' })).toEqual([1, 'b']);
+  expect(() => expandItems({ withParam: 'nope' }, {})).toThrow(/could not be parsed as a JSON list: nope/);
+  expect(() => expandItems({ withParam: '{"a":1}' }, {})).toThrow(/is not a JSON list/);
+  expect(expandItems({ name: 'plain' }, {})).toBeUndefined();
+});
+
+test('withSequence counts, ends, runs backwards and formats', () => {
+  expect(expandItems({ withSequence: { count: '3' } }, {})).toEqual(['0', '1', '2']);
+  expect(expandItems({ withSequence: { start: '2', end: '{{e}}' } }, { e: '4' })).toEqual(['2', '3', '4']);
+  expect(expandItems({ withSequence: { start: 3, end: 1 } }, {})).toEqual(['3', '2', '1']);
+  expect(expandItems({ withSequence: { start: 1, count: 2, format: 'n%02d' } }, {})).toEqual(['n01', 'n02']);
+  expect(() => expandItems({ withSequence: { count: 2, end: 3 } }, {})).toThrow(/only one of count or end/);
+});
+
+test('an item is visible as item and, for objects, item.<key>', () => {
+  expect(itemScope({ a: 'x' }, 'v')).toEqual({ a: 'x', item: 'v' });
+  expect(itemScope({}, { k: 1, s: 'y' })).toEqual({ item: '{"k":1,"s":"y"}', 'item.k': '1', 'item.s': 'y' });
+  expect(itemScope({}, [1, 2])).toEqual({ item: '[1,2]' });
+});
+
+test('item labels are Argo’s', () => {
+  expect(itemLabel('a')).toBe('a');
+  expect(itemLabel(3)).toBe('3');
+  expect(itemLabel({ os: 'linux', v: 2 })).toBe('os:linux,v:2');
+  expect(itemLabel([1])).toBe('[1]');
+});
+
+test('a loop’s outcome aggregates results and parameters and takes the first failure', () => {
+  const ok = loopOutcome([result('a', 'Succeeded', { result: '{"x":1}', parameters: { p: '1' } }), result('b', 'Succeeded', { result: 'plain' })]);
+  expect(ok).toEqual({ phase: 'Succeeded', message: undefined, outputs: { parameters: { p: '["1"]' }, artifacts: {}, result: '[{"x":1},"plain"]' } });
+  const bad = loopOutcome([result('a', 'Succeeded'), result('b', 'Error', {}, 'boom'), result('c', 'Failed', {}, 'later')]);
+  expect(bad.phase).toBe('Error');
+  expect(bad.message).toBe('boom');
+  expect(loopOutcome([result('a', 'Skipped'), result('b', 'Skipped')]).phase).toBe('Skipped');
+  expect(loopOutcome([]).phase).toBe('Succeeded');
+  expect(loopOutcome([]).outputs.result).toBeUndefined();
+});

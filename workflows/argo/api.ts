@@ -1,0 +1,18 @@
+// What clients and recorded histories see of the interpreter besides its input and result: its
+// status query, its signals, and the patch ids its command sequence depends on.
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { ArgoStatus } from '../../argo/lang/types.js';
+
+/** patched() ids of the interpreter: runs recorded before a change replay without it. */
+export const ARGO_PATCHES = { memoize: 'argo-memoize', sync: 'argo-sync' } as const;
+
+/** Resumes suspended nodes (all, or those whose name contains `node`), optionally supplying outputs. */
+export interface ResumeRequest {
+  node?: string;
+  parameters?: Record<string, string>;
+}
+
+export const argoStatusQuery = defineQuery<ArgoStatus>('argo.status');
+export const argoResumeSignal = defineSignal<[ResumeRequest?]>('argo.resume');
+/** Stops the workflow: running nodes are cancelled, the exit handler still runs. */
+export const argoStopSignal = defineSignal<[{ message?: string }?]>('argo.stop');

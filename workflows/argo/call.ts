@@ -1,0 +1,63 @@
+// One step or task calling a template: its `when`, its loop (one call per item, in parallel, under a
+// TaskGroup node), and its own exit hook.
+import { evaluateWhen } from '../../argo/lang/govaluate.js';
+import { substitute, substituteDeep, type Scope } from '../../argo/lang/tags.js';
+import type { Json, Phase } from '../../argo/lang/types.js';
+import type { RunContext, Semaphore } from './context.js';
+import { publish } from './io.js';
+import { expandItems, itemLabel, itemScope, loopOutcome } from './loops.js';
+import { exitTemplateName, UserError, type CallArgs, type LoopResult, type NodeResult } from './model.js';
+import { finish } from './nodes.js';
+
+/** The template a step or task calls: a named one of the spec, or its `inline` template. */
+export function resolveCallee(step: Json, templates: Map<string, Json>): Json {
+  if (step.inline) return { name: `${String(step.name)}-inline`, ...(step.inline as Json) };
+  const name = String(step.template);
+  const t = templates.get(name);
+  if (!t) throw new UserError(`template "${name}" not found`);
+  return t;
+}
+
+/** Runs one step or task, including its loop expansion; returns the (loop) node's result. */
+export async function runCall(ctx: RunContext, step: Json, scope: Scope, parentId: string, parentName: string, parallel?: Semaphore): Promise<NodeResult> {
+  const stepName = String(step.name);
+  const items = expandItems(step, scope);
+  const callee = resolveCallee(step, ctx.templates);
+  const one = async (s: Scope, display: string, parent: string): Promise<NodeResult> => {
+    if (step.when !== undefined) {
+      const when = substitute(String(step.when), s);
+      let ok: boolean;
+      try {
+        ok = /^\s*\{\{=/.test(String(step.when)) ? when === 'true' : evaluateWhen(when);
+      } catch (e) {
+        const n = ctx.nodes.add({ name: `${parentName}.${display}`, displayName: display, type: 'Skipped', parentId: parent, templateName: String(callee.name) });
+        return finish(n, 'Error', (e as Error).message);
+      }
+      if (!ok) {
+        const n = ctx.nodes.add({ name: `${parentName}.${display}`, displayName: display, type: 'Skipped', parentId: parent, templateName: String(callee.name) });
+        return finish(n, 'Skipped', `when '${when}' evaluated false`);
+      }
+    }
+    const args = substituteDeep((step.arguments ?? {}) as CallArgs, s);
+    const run = () => ctx.runTemplate({ template: callee, args, name: `${parentName}.${display}`, displayName: display, parentId: parent });
+    const r = await (parallel ? parallel.run(run) : run());
+    const exitTmpl = exitTemplateName(step);
+    if (exitTmpl) {
+      const hs: Scope = { ...s };
+      publish(hs, `steps.${stepName}`, r, ctx.status.nodes[r.id]);
+      publish(hs, `tasks.${stepName}`, r, ctx.status.nodes[r.id]);
+      const t = ctx.templates.get(exitTmpl);
+      const hookArgs = substituteDeep((((step.hooks as Json | undefined)?.exit as Json | undefined)?.arguments ?? {}) as CallArgs, hs);
+      if (t) await ctx.runTemplate({ template: t, args: hookArgs, name: `${parentName}.${display}.onExit`, displayName: `${display}.onExit`, parentId: parent });
+    }
+    return r;
+  };
+  if (items === undefined) return one(scope, stepName, parentId);
+  // A loop: a group node whose children are the items, run in parallel (bounded by parallelism).
+  const group = ctx.nodes.add({ name: `${parentName}.${stepName}`, displayName: stepName, type: 'TaskGroup', parentId, templateName: String(callee.name) });
+  const results = await Promise.all(items.map((item, i) => one(itemScope(scope, item), `${stepName}(${i}:${itemLabel(item)})`, group.id)));
+  const outcome = loopOutcome(results);
+  const res: LoopResult = finish(group, outcome.phase, outcome.message, outcome.outputs);
+  res.children = results.map((r): Phase => r.phase);
+  return res;
+}

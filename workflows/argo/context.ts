@@ -1,0 +1,107 @@
+// The state one argoWorkflow run shares between its modules (Argo's workflowOperationContext): the
+// spec's templates, the global scope, the node tree, the activities, and what signals deliver.
+// Creating it registers the query and signal handlers, so it must happen before the first await.
+import { condition, proxyActivities, setHandler, workflowInfo, type CancellationScope, type WorkflowInfo } from '@temporalio/workflow';
+import type { createArgoActivities } from '../../activities/argo/index.js';
+import { FAILURES } from '../../contract/failures.js';
+import { TUNING_DEFAULTS } from '../../contract/tuning.js';
+import type { Scope } from '../../argo/lang/tags.js';
+import type { ArgoRunInput, ArgoStatus, Json } from '../../argo/lang/types.js';
+import { argoResumeSignal, argoStatusQuery, type ResumeRequest } from './api.js';
+import { lockGrantedSignal } from './lock.js';
+import { arr, type Call, type NodeResult } from './model.js';
+import { NodeTree, now } from './nodes.js';
+import { globalScope, workflowArtifacts } from './scope.js';
+import { grantKey } from './sync.js';
+
+export type Activities = ReturnType<typeof createArgoActivities>;
+
+// Spelled out, not NON_RETRYABLE_TYPES: the retry policy is recorded with every scheduled activity,
+// and must not change when a pipeline failure type is added.
+const NON_RETRYABLE = [FAILURES.RuntimeUnavailable.type, FAILURES.InvalidRequest.type, FAILURES.ArgoPodFailed.type];
+
+/** At most `limit` callers inside run() at once (0: no limit); `parallelism` of the spec or a template. */
+export class Semaphore {
+  private used = 0;
+  constructor(private readonly limit: number) {}
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.limit > 0) {
+      // Known issue ([argo]): not atomic: waiters woken by the same condition pass can all enter, exceeding the limit.
+      await condition(() => this.used < this.limit);
+      this.used++;
+    }
+    try {
+      return await fn();
+    } finally {
+      if (this.limit > 0) this.used--;
+    }
+  }
+}
+
+export interface RunContext {
+  readonly input: ArgoRunInput;
+  readonly info: WorkflowInfo;
+  readonly status: ArgoStatus;
+  readonly nodes: NodeTree;
+  readonly templates: Map<string, Json>;
+  /** `workflow.*`; templates' `globalName` outputs are added to it as they finish. */
+  readonly global: Scope;
+  readonly wfArtifacts: Record<string, Json>;
+  readonly acts: Activities;
+  readonly workflowParallelism: Semaphore;
+  /** Every resume signal received, in order: a suspend node takes the first one after it started. */
+  readonly resumes: ResumeRequest[];
+  /** Locks granted to this run, by grantKey(lock, holder key). */
+  readonly granted: Set<string>;
+  /** Daemon pods, cancelled when the main run ends. */
+  readonly daemonScopes: CancellationScope[];
+  /** Why the run was cancelled (stop signal or deadline): the message of the nodes it cancelled. */
+  stopMessage?: string;
+  /** Runs one template call; a slot so that steps and DAGs, which it runs in turn, need not import it. */
+  runTemplate(call: Call): Promise<NodeResult>;
+  semaphore(limit: number): Semaphore;
+}
+
+export function createContext(input: ArgoRunInput, runTemplate: (ctx: RunContext, call: Call) => Promise<NodeResult>): RunContext {
+  const { spec } = input;
+  const info = workflowInfo();
+  const templates = new Map(arr(spec.templates).map((t) => [String(t.name), t]));
+  const status: ArgoStatus = { name: input.name, phase: 'Running', startedAt: now(), entrypoint: String(spec.entrypoint), nodes: {} };
+  const nodes = new NodeTree(input.name, status);
+  const resumes: ResumeRequest[] = [];
+  setHandler(argoStatusQuery, () => status);
+  setHandler(argoResumeSignal, (r) => void resumes.push(r ?? {}));
+
+  const acts = proxyActivities<Activities>({
+    startToCloseTimeout: '30 days',
+    heartbeatTimeout: input.tuning?.heartbeatTimeoutMs ?? TUNING_DEFAULTS.heartbeatTimeoutMs,
+    retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10, nonRetryableErrorTypes: NON_RETRYABLE },
+  });
+
+  // A run started by a Schedule (CronWorkflow) carries the time it was scheduled for.
+  const scheduledStartTime = (info.searchAttributes?.TemporalScheduledStartTime as unknown[] | undefined)?.[0];
+  const global = globalScope(input, { uid: info.runId, startedAt: status.startedAt, scheduledStartTime });
+  const wfArtifacts = workflowArtifacts(spec);
+  const workflowParallelism = new Semaphore(Number(spec.parallelism ?? 0));
+
+  const granted = new Set<string>();
+  setHandler(lockGrantedSignal, ({ lock, key }) => void granted.add(grantKey(lock, key)));
+
+  const ctx: RunContext = {
+    input,
+    info,
+    status,
+    nodes,
+    templates,
+    global,
+    wfArtifacts,
+    acts,
+    workflowParallelism,
+    resumes,
+    granted,
+    daemonScopes: [],
+    runTemplate: (call) => runTemplate(ctx, call),
+    semaphore: (limit) => new Semaphore(limit),
+  };
+  return ctx;
+}

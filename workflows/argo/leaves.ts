@@ -1,0 +1,57 @@
+// Leaf templates that wait on the outside world: pods (container, script, Slurm plugin) and HTTP
+// calls are activities; a suspend node waits for a resume signal or its duration.
+import { CancellationScope, condition, isCancellation } from '@temporalio/workflow';
+import { parseDuration } from '../../contract/duration.js';
+import { substituteDeep, type Scope } from '../../argo/lang/tags.js';
+import type { ArgoNode, Json, NodeOutputs, RunPodInput } from '../../argo/lang/types.js';
+import type { RunContext } from './context.js';
+import { suspendOutputs, templateOutputs } from './io.js';
+import { activityMessage, emptyOutputs, type NodeResult } from './model.js';
+import { finish } from './nodes.js';
+import { httpOutcome, httpRequest, podInput } from './pods.js';
+
+export async function runPod(ctx: RunContext, tmpl: Json, scope: Scope, node: ArgoNode, artifacts: RunPodInput['inputArtifacts'], attempt: number): Promise<NodeResult> {
+  const pod = podInput(tmpl, scope, node.id, artifacts, attempt, { name: ctx.input.name, runId: ctx.info.runId, artifactRoot: ctx.input.artifactRoot });
+  node.target = pod.target;
+  node.jobName = pod.jobName;
+  if (tmpl.daemon === true) {
+    // A daemon runs in the background until its parent template ends; dependents see it as Daemoned.
+    node.daemoned = true;
+    const s = new CancellationScope();
+    s.run(() => ctx.workflowParallelism.run(() => ctx.acts.argoRunPod(pod))).catch(() => undefined);
+    ctx.daemonScopes.push(s);
+    return { id: node.id, phase: 'Succeeded', outputs: emptyOutputs(), daemoned: true };
+  }
+  try {
+    const r = await ctx.workflowParallelism.run(() => ctx.acts.argoRunPod(pod));
+    node.target = r.target;
+    const outputs: NodeOutputs = { parameters: r.parameters, artifacts: r.artifacts, result: r.result, exitCode: r.exitCode === undefined ? undefined : String(r.exitCode) };
+    const withScope: Scope = { ...scope, 'outputs.result': r.result ?? '', exitCode: outputs.exitCode ?? '' };
+    return finish(node, r.phase, r.message, r.phase === 'Succeeded' ? templateOutputs(tmpl, withScope, outputs, ctx.global) : outputs);
+  } catch (e) {
+    if (isCancellation(e)) throw e;
+    return finish(node, 'Error', activityMessage(e));
+  }
+}
+
+export async function runHttp(ctx: RunContext, tmpl: Json, scope: Scope, node: ArgoNode): Promise<NodeResult> {
+  const h = substituteDeep(tmpl.http as Json, scope);
+  try {
+    const r = await ctx.acts.argoHttp(httpRequest(h));
+    const { ok, message } = httpOutcome(h, r);
+    return finish(node, ok ? 'Succeeded' : 'Failed', message, templateOutputs(tmpl, scope, { parameters: {}, artifacts: {}, result: r.body }, ctx.global));
+  } catch (e) {
+    if (isCancellation(e)) throw e;
+    return finish(node, 'Error', activityMessage(e));
+  }
+}
+
+export async function runSuspend(ctx: RunContext, tmpl: Json, scope: Scope, node: ArgoNode): Promise<NodeResult> {
+  const s = substituteDeep((tmpl.suspend ?? {}) as Json, scope);
+  const ms = s.duration !== undefined ? parseDuration(String(s.duration)) : undefined;
+  const seen = ctx.resumes.length;
+  const mine = () => ctx.resumes.slice(seen).find((r) => !r.node || node.name.includes(r.node));
+  if (ms !== undefined) await condition(() => mine() !== undefined, ms);
+  else await condition(() => mine() !== undefined);
+  return finish(node, 'Succeeded', undefined, suspendOutputs(tmpl, mine()?.parameters ?? {}, ctx.global));
+}

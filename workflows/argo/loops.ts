@@ -1,0 +1,69 @@
+// withItems / withParam / withSequence: a step or task that runs once per item, and how the items'
+// results add up to the loop node's.
+import { stringify, substitute, substituteDeep, type Scope } from '../../argo/lang/tags.js';
+import type { Json, NodeOutputs, Phase } from '../../argo/lang/types.js';
+import { emptyOutputs, failed, tryJson, UserError, type NodeResult } from './model.js';
+
+/** The items a step loops over (substituted), or undefined when it is not a loop. */
+export function expandItems(step: Json, scope: Scope): unknown[] | undefined {
+  if (step.withItems !== undefined) return substituteDeep(step.withItems as unknown[], scope);
+  if (step.withParam !== undefined) {
+    const text = substitute(String(step.withParam), scope);
+    let list: unknown;
+    try {
+      list = JSON.parse(text);
+    } catch {
+      throw new UserError(`withParam value could not be parsed as a JSON list: ${text}`);
+    }
+    if (!Array.isArray(list)) throw new UserError(`withParam value is not a JSON list: ${text}`);
+    return list;
+  }
+  if (step.withSequence !== undefined) {
+    const seq = substituteDeep(step.withSequence as Json, scope);
+    const start = seq.start !== undefined ? Number(seq.start) : 0;
+    const end = seq.end !== undefined ? Number(seq.end) : start + Number(seq.count ?? 0) - 1;
+    if (seq.count !== undefined && seq.end !== undefined) throw new UserError('withSequence: only one of count or end may be set');
+    const out: string[] = [];
+    const fmt = seq.format !== undefined ? String(seq.format) : undefined;
+    const step1 = end >= start ? 1 : -1;
+    for (let i = start; step1 > 0 ? i <= end : i >= end; i += step1) out.push(fmt ? printf(fmt, i) : String(i));
+    return out;
+  }
+  return undefined;
+}
+
+/** printf for withSequence `format` (%d, %02d, %x, %s…). */
+export function printf(fmt: string, n: number): string {
+  return fmt.replace(/%(0?)(\d*)([dsxXo])/g, (_m, zero: string, width: string, conv: string) => {
+    const s = conv === 'x' ? n.toString(16) : conv === 'X' ? n.toString(16).toUpperCase() : conv === 'o' ? n.toString(8) : String(n);
+    return width ? s.padStart(Number(width), zero ? '0' : ' ') : s;
+  });
+}
+
+/** One item's scope: `item`, and `item.<key>` for an object item. */
+export function itemScope(scope: Scope, item: unknown): Scope {
+  const s: Scope = { ...scope, item: stringify(item) };
+  if (item && typeof item === 'object' && !Array.isArray(item)) for (const [k, v] of Object.entries(item)) s[`item.${k}`] = stringify(v);
+  return s;
+}
+
+/** How an item appears in its node's name, `step(<i>:<label>)`, as Argo writes it. */
+export function itemLabel(item: unknown): string {
+  if (item && typeof item === 'object' && !Array.isArray(item)) return Object.entries(item).map(([k, v]) => `${k}:${stringify(v)}`).join(',');
+  return stringify(item);
+}
+
+/**
+ * The loop node's outcome: the first failed item's phase and message (Skipped when every item was),
+ * `outputs.result` and each output parameter as JSON lists over the items that produced them.
+ */
+export function loopOutcome(results: NodeResult[]): { phase: Phase; message?: string; outputs: NodeOutputs } {
+  const outputs = emptyOutputs();
+  const resultList = results.filter((r) => r.outputs.result !== undefined).map((r) => r.outputs.result!);
+  if (resultList.length) outputs.result = JSON.stringify(resultList.map((x) => tryJson(x)));
+  const paramNames = new Set(results.flatMap((r) => Object.keys(r.outputs.parameters)));
+  for (const p of paramNames) outputs.parameters[p] = JSON.stringify(results.filter((r) => p in r.outputs.parameters).map((r) => r.outputs.parameters[p]));
+  const bad = results.find((r) => failed(r.phase));
+  const allSkipped = results.length > 0 && results.every((r) => r.phase === 'Skipped');
+  return { phase: bad ? bad.phase : allSkipped ? 'Skipped' : 'Succeeded', message: bad?.message, outputs };
+}

@@ -1,0 +1,75 @@
+// The shapes the interpreter's modules hand each other, and the helpers all of them share. No Temporal
+// import here or in the other pure modules (io, loops, pods, retry, memoize, sync, scope, nodes, call,
+// steps, dag; test/unit/argo/purity.test.ts holds them to it): the unit lane loads them outside the sandbox.
+import type { Scope } from '../../argo/lang/tags.js';
+import type { ArgoNode, Json, NodeOutputs, Phase } from '../../argo/lang/types.js';
+
+export interface NodeResult {
+  id: string;
+  phase: Phase;
+  message?: string;
+  outputs: NodeOutputs;
+  daemoned?: boolean;
+}
+
+/** A loop's result also carries its items' phases, for `depends` on `.AnySucceeded`/`.AllFailed`. */
+export type LoopResult = NodeResult & { children?: Phase[] };
+
+export interface CallArgs {
+  parameters?: Json[];
+  artifacts?: Json[];
+}
+
+export interface Call {
+  template: Json;
+  args: CallArgs;
+  name: string;
+  displayName: string;
+  parentId?: string;
+  /** Variables visible to the callee's `{{…}}` besides its inputs (retries, lastRetry…). */
+  extra?: Scope;
+}
+
+/** A mistake in the spec found while running: it ends its node in Error, not the workflow task. */
+export class UserError extends Error {}
+
+export const arr = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
+export const emptyOutputs = (): NodeOutputs => ({ parameters: {}, artifacts: {} });
+export const failed = (p: Phase): boolean => p === 'Failed' || p === 'Error';
+
+/** The node type a template runs as (a Retry node wraps it when it has a retryStrategy). */
+export function templateKind(tmpl: Json): ArgoNode['type'] {
+  return tmpl.steps ? 'Steps' : tmpl.dag ? 'DAG' : tmpl.suspend ? 'Suspend' : tmpl.http ? 'HTTP' : tmpl.resource ? 'Resource' : 'Pod';
+}
+
+/** The exit handler a workflow spec or a step names: `onExit`, or the newer `hooks.exit.template`. */
+export function exitTemplateName(holder: Json): string | undefined {
+  return (holder.onExit as string | undefined) ?? (((holder.hooks as Json | undefined)?.exit as Json | undefined)?.template as string | undefined);
+}
+
+/** Whether a step's or task's `continueOn` lets its parent go on after it ended in `phase`. */
+export function continueOn(step: Json, phase: Phase): boolean {
+  const c = (step.continueOn ?? {}) as Json;
+  return (phase === 'Failed' && c.failed === true) || (phase === 'Error' && c.error === true);
+}
+
+/** The innermost message of an activity failure: the activity's own words, not Temporal's wrapper. */
+export function activityMessage(e: unknown): string {
+  let cur = e as { message?: string; cause?: unknown } | undefined;
+  let msg = cur?.message ?? String(e);
+  while (cur?.cause) {
+    cur = cur.cause as { message?: string; cause?: unknown };
+    if (cur.message) msg = cur.message;
+  }
+  return msg;
+}
+
+/** A loop item's `outputs.result` as Argo aggregates it: JSON objects and lists nest, anything else stays a string. */
+export function tryJson(s: string): unknown {
+  try {
+    const v = JSON.parse(s);
+    return typeof v === 'object' ? v : s;
+  } catch {
+    return s;
+  }
+}

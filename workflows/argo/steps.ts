@@ -1,0 +1,46 @@
+// A `steps` template: its groups run one after another, the steps of a group in parallel; the first
+// failed step (unless continueOn) fails the group and ends the template.
+import type { CancellationScope } from '@temporalio/workflow';
+import type { Scope } from '../../argo/lang/tags.js';
+import type { ArgoNode, Json, Phase } from '../../argo/lang/types.js';
+import { runCall } from './call.js';
+import type { RunContext } from './context.js';
+import { publish, templateOutputs } from './io.js';
+import { arr, continueOn, emptyOutputs, failed, UserError, type NodeResult } from './model.js';
+import { finish } from './nodes.js';
+
+export async function runSteps(ctx: RunContext, tmpl: Json, scope: Scope, node: ArgoNode): Promise<NodeResult> {
+  const local: Scope = { ...scope };
+  const parallel = tmpl.parallelism !== undefined ? ctx.semaphore(Number(tmpl.parallelism)) : undefined;
+  const groups = Array.isArray(tmpl.steps) ? (tmpl.steps as unknown[]) : [];
+  // Known issue ([argo]): `daemons` is never filled, so a daemon step outlives its steps template (daemons end with the run).
+  const daemons: CancellationScope[] = [];
+  let outcome: { phase: Phase; message?: string } = { phase: 'Succeeded' };
+  try {
+    for (let gi = 0; gi < groups.length; gi++) {
+      const group = arr(groups[gi]);
+      const g = ctx.nodes.add({ name: `${node.name}[${gi}]`, displayName: `[${gi}]`, type: 'StepGroup', parentId: node.id });
+      const results = await Promise.all(
+        group.map(async (step) => {
+          try {
+            return await runCall(ctx, step, local, g.id, node.name, parallel);
+          } catch (e) {
+            if (!(e instanceof UserError)) throw e;
+            const n = ctx.nodes.add({ name: `${node.name}.${String(step.name)}`, displayName: String(step.name), type: 'Pod', parentId: g.id });
+            return finish(n, 'Error', e.message);
+          }
+        }),
+      );
+      group.forEach((step, i) => publish(local, `steps.${String(step.name)}`, results[i]!, ctx.status.nodes[results[i]!.id]));
+      const bad = group.map((s, i) => [s, results[i]!] as const).find(([s, r]) => failed(r.phase) && !continueOn(s, r.phase));
+      finish(g, bad ? bad[1].phase : 'Succeeded', bad ? `child '${bad[1].id}' failed` : undefined);
+      if (bad) {
+        outcome = { phase: bad[1].phase, message: bad[1].message ?? `child '${bad[1].id}' failed` };
+        break;
+      }
+    }
+  } finally {
+    daemons.forEach((d) => d.cancel());
+  }
+  return finish(node, outcome.phase, outcome.message, failed(outcome.phase) ? undefined : templateOutputs(tmpl, local, emptyOutputs(), ctx.global));
+}

@@ -1,0 +1,144 @@
+// One template call, outside in: memoize (a cache hit stands in for the run), reuse of a retried
+// run's results, retryStrategy (one child node per attempt, backoff as a timer), then one attempt:
+// its inputs, its template-level locks, and its body by template type.
+import { isCancellation, patched, sleep } from '@temporalio/workflow';
+import { substituteDeep, type Scope } from '../../argo/lang/tags.js';
+import type { ArgoNode, Json, NodeOutputs } from '../../argo/lang/types.js';
+import { ARGO_PATCHES } from './api.js';
+import type { RunContext } from './context.js';
+import { runDag } from './dag.js';
+import { bindInputs, templateOutputs, type BoundInputs } from './io.js';
+import { runHttp, runPod, runSuspend } from './leaves.js';
+import { acquireLocks, releaseLocks } from './lock-client.js';
+import { memoCache, memoHitMessage, memoKey } from './memoize.js';
+import { activityMessage, failed, templateKind, UserError, type Call, type NodeResult } from './model.js';
+import { finish } from './nodes.js';
+import { resourceInput } from './pods.js';
+import { expressionRetries, lastRetryScope, pastMaxDuration, policyRetries, retryDelay, retryPlan } from './retry.js';
+import { runSteps } from './steps.js';
+import { holderKey, syncLocks, type LockRef } from './sync.js';
+
+/** Runs one template call; successful results of a memoized template are stored in its cache. */
+export async function runTemplate(ctx: RunContext, call: Call): Promise<NodeResult> {
+  const memo = call.template.memoize as Json | undefined;
+  if (!memo || ctx.input.reuse?.[call.name] || !patched(ARGO_PATCHES.memoize)) return runUncached(ctx, call);
+  const key = memoKey(memo, call, ctx.global, ctx.wfArtifacts);
+  if (key === undefined) return runUncached(ctx, call);
+  const { cache, maxAgeMs } = memoCache(memo);
+  const hit = await ctx.acts.argoMemoGet({ cache, key, maxAgeMs });
+  if (hit.outputs) {
+    const tmpl = call.template;
+    const node = ctx.nodes.add({ name: call.name, displayName: call.displayName, type: templateKind(tmpl), parentId: call.parentId, templateName: String(tmpl.name) });
+    node.memoizationStatus = { hit: true, key, cacheName: cache };
+    return finish(node, 'Succeeded', memoHitMessage(cache, key, hit.nodeId), hit.outputs);
+  }
+  const r = await runUncached(ctx, call);
+  const node = ctx.status.nodes[r.id];
+  if (node) node.memoizationStatus = { hit: false, key, cacheName: cache };
+  if (r.phase === 'Succeeded') await ctx.acts.argoMemoPut({ cache, key, nodeId: r.id, outputs: r.outputs });
+  return r;
+}
+
+async function runUncached(ctx: RunContext, call: Call): Promise<NodeResult> {
+  const tmpl = call.template;
+  const retry = tmpl.retryStrategy as Json | undefined;
+  const kind = templateKind(tmpl);
+  const reused = ctx.input.reuse?.[call.name];
+  if (reused && kind !== 'Steps' && kind !== 'DAG') {
+    // Retry of a run: this leaf succeeded before, so its recorded outputs stand in for running it.
+    const node = ctx.nodes.add({ name: call.name, displayName: call.displayName, type: retry ? 'Retry' : kind, parentId: call.parentId, templateName: String(tmpl.name), reusedFrom: reused.from });
+    return finish(node, 'Succeeded', `reused from ${reused.from}`, reused.outputs);
+  }
+  if (!retry) return runOnce(ctx, call, kind, 0);
+  const parent = ctx.nodes.add({ name: call.name, displayName: call.displayName, type: 'Retry', parentId: call.parentId, templateName: String(tmpl.name) });
+  const plan = retryPlan(retry, ctx.global);
+  const startedAt = Date.now();
+  let last: NodeResult | undefined;
+  for (let attempt = 0; ; attempt++) {
+    const extra: Scope = { retries: String(attempt) };
+    if (last) Object.assign(extra, lastRetryScope(last, ctx.status.nodes[last.id]));
+    last = await runOnce(ctx, { ...call, name: `${call.name}(${attempt})`, displayName: `${call.displayName}(${attempt})`, parentId: parent.id, extra }, kind, attempt);
+    if (!failed(last.phase)) break;
+    if (!policyRetries(plan, last.phase, attempt)) break;
+    if (!expressionRetries(plan, lastRetryScope(last, ctx.status.nodes[last.id]))) break;
+    const delay = retryDelay(plan, attempt);
+    if (pastMaxDuration(plan, startedAt, Date.now(), delay)) break;
+    if (delay > 0) await sleep(delay);
+  }
+  return finish(parent, last.phase, last.message, last.outputs);
+}
+
+async function runOnce(ctx: RunContext, call: Call, kind: ArgoNode['type'], attempt: number): Promise<NodeResult> {
+  const tmpl = call.template;
+  const node = ctx.nodes.add({ name: call.name, displayName: call.displayName, type: kind, parentId: call.parentId, templateName: String(tmpl.name) });
+  let bound: BoundInputs;
+  try {
+    bound = bindInputs(tmpl, call.args, { ...ctx.global, ...call.extra, 'pod.name': node.id, 'node.name': node.name }, ctx.wfArtifacts);
+  } catch (e) {
+    if (!(e instanceof UserError)) throw e;
+    return finish(node, 'Error', e.message);
+  }
+  const sync = tmpl.synchronization as Json | undefined;
+  if (!sync || !patched(ARGO_PATCHES.sync)) return runBody(ctx, tmpl, node, bound, attempt);
+  // Template-level synchronization: the node waits (Pending) for its locks, holds them while it
+  // runs, and releases them however it ends.
+  let locks: LockRef[];
+  try {
+    locks = syncLocks(substituteDeep(sync, bound.scope), ctx.input.namespace ?? 'default');
+  } catch (e) {
+    if (!(e instanceof UserError)) throw e;
+    return finish(node, 'Error', e.message);
+  }
+  const key = holderKey(ctx.info, node.id);
+  let held: LockRef[];
+  try {
+    held = await acquireLocks(ctx, locks, key, `${ctx.input.name}/${node.name}`, (msg) => {
+      node.phase = msg ? 'Pending' : 'Running';
+      if (msg) node.message = msg;
+      else delete node.message;
+    });
+  } catch (e) {
+    if (isCancellation(e)) {
+      finish(node, 'Failed', ctx.stopMessage ?? 'cancelled');
+      throw e;
+    }
+    return finish(node, 'Error', activityMessage(e));
+  }
+  try {
+    return await runBody(ctx, tmpl, node, bound, attempt);
+  } finally {
+    await releaseLocks(ctx, held, key);
+  }
+}
+
+async function runBody(ctx: RunContext, tmpl: Json, node: ArgoNode, bound: BoundInputs, attempt: number): Promise<NodeResult> {
+  try {
+    if (tmpl.steps) return await runSteps(ctx, tmpl, bound.scope, node);
+    if (tmpl.dag) return await runDag(ctx, tmpl, bound.scope, node);
+    if (tmpl.suspend) return await runSuspend(ctx, tmpl, bound.scope, node);
+    if (tmpl.http) return await runHttp(ctx, tmpl, bound.scope, node);
+    if (tmpl.container || tmpl.script || tmpl.plugin) return await runPod(ctx, tmpl, bound.scope, node, bound.artifacts, attempt);
+    if (tmpl.resource) {
+      // Inline, not a function of its own: an extra await here would reorder commands of parallel branches.
+      try {
+        const r = await ctx.acts.argoResource(resourceInput(tmpl, bound.scope));
+        if (r.resourceName) node.jobName = r.resourceName;
+        const outputs: NodeOutputs = { parameters: r.parameters, artifacts: {} };
+        return finish(node, r.phase, r.message, r.phase === 'Succeeded' ? templateOutputs(tmpl, bound.scope, outputs, ctx.global) : outputs);
+      } catch (e) {
+        if (isCancellation(e)) throw e;
+        return finish(node, 'Error', activityMessage(e));
+      }
+    }
+    return finish(node, 'Error', `template type of "${String(tmpl.name)}" is not supported on Tandem (containerSet, data)`);
+  } catch (e) {
+    if (e instanceof UserError) return finish(node, 'Error', e.message);
+    if (isCancellation(e)) {
+      finish(node, 'Failed', ctx.stopMessage ?? 'cancelled');
+      throw e;
+    }
+    const msg = (e as Error).message;
+    if ((e as Error).name === 'ExprError') return finish(node, 'Error', msg);
+    throw e;
+  }
+}

@@ -1,0 +1,13 @@
+// The checkpoint stage: the newest valid checkpoint of the run enters the catalog (withdrawn again
+// if a later stage fails), and retention prunes the rest.
+import type { PipelineRun } from './context.js';
+
+export async function runCheckpointStage(run: PipelineRun): Promise<{ path: string; step: number }> {
+  const { spec, runKey, short, saga } = run;
+  run.startStage('checkpoint');
+  const { verify, keep, keepEvery } = spec.stages.checkpoint;
+  const ckpt = await short.catalogCheckpoint({ runKey, verify, keep, keepEvery });
+  saga.push({ id: `withdraw-${ckpt.path}`, description: `withdraw checkpoint step ${ckpt.step} from the catalog`, run: () => short.withdrawCheckpoint({ runKey, path: ckpt.path }) });
+  for (const s of ckpt.skipped) run.record({ kind: 'stage-started', stage: 'checkpoint', message: `skipped invalid checkpoint ${s.path}: ${s.reason}` });
+  return ckpt;
+}

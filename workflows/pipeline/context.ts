@@ -1,0 +1,93 @@
+// One run of the pipeline: its spec and tuning, where its files live, what its queries report, and
+// the saga of undos. Every stage runner works through it instead of closing over the entry function.
+import { patched, proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { ActivityOptions } from '@temporalio/common';
+import { failure } from '../../contract/failures.js';
+import { STAGES, type PipelineSpec, type StageName } from '../../contract/pipeline.js';
+import { SA_STAGE } from '../../contract/search-attributes.js';
+import type { PipelineStatus, StageState, TimelineEntry } from '../../contract/status.js';
+import { compileTuning, type CompiledTuning, type PipelineTuning } from '../../contract/tuning.js';
+import { Saga } from '../saga.js';
+import { shortIo, type PipelineActivities } from './activity-options.js';
+import { PATCHES } from './patches.js';
+import { QuotaHolds } from './quota-hold.js';
+
+/** A run that continues another: it shares that run's data and checkpoints and skips reused stages. */
+export interface ResumeInput {
+  /** The workflow id of the run being resumed. */
+  from: string;
+  /** The run directory key of the original (its workflow id, or its own runKey if it was a resume). */
+  runKey: string;
+  /** Stages that completed in the original and whose outputs are reused as they are. */
+  reuse: ('preprocess' | 'train')[];
+}
+
+export interface HybridPipelineInput {
+  spec: PipelineSpec;
+  tuning?: PipelineTuning;
+  resume?: ResumeInput;
+}
+
+export class PipelineRun {
+  readonly spec: PipelineSpec;
+  readonly tuning: CompiledTuning;
+  readonly resume?: ResumeInput;
+  readonly workflowId: string;
+  /** Where this run's data and checkpoints live: its own id, or the original's when resuming. */
+  readonly runKey: string;
+  readonly timeline: TimelineEntry[] = [];
+  readonly stages: Record<StageName, StageState>;
+  readonly status: PipelineStatus;
+  readonly saga = new Saga();
+  readonly short: PipelineActivities;
+  readonly quota: QuotaHolds;
+
+  constructor({ spec, tuning = {}, resume }: HybridPipelineInput) {
+    this.spec = spec;
+    this.tuning = compileTuning(tuning);
+    this.resume = resume;
+    this.workflowId = workflowInfo().workflowId;
+    this.runKey = resume?.runKey ?? this.workflowId;
+    this.stages = Object.fromEntries(STAGES.map((s) => [s, { status: 'pending', attempts: 0 } as StageState])) as Record<StageName, StageState>;
+    this.status = { workflowId: this.workflowId, pipeline: spec.name, tenant: spec.tenant, phase: 'running', stages: this.stages, resumedFrom: resume?.from };
+    this.short = this.activities(shortIo());
+    this.quota = new QuotaHolds(this);
+  }
+
+  activities(options: ActivityOptions): PipelineActivities {
+    return proxyActivities<PipelineActivities>(options);
+  }
+
+  /** Workflow time: deterministic on replay. */
+  now(): string {
+    return new Date().toISOString();
+  }
+
+  record(e: Omit<TimelineEntry, 'at'>): void {
+    this.timeline.push({ at: this.now(), ...e });
+  }
+
+  private checkDeadline(stage: StageName): void {
+    if (this.spec.deadline && Date.now() > Date.parse(this.spec.deadline)) {
+      throw failure('DeadlineExceeded', `deadline ${this.spec.deadline} passed before stage ${stage} could start`);
+    }
+  }
+
+  startStage(stage: StageName): StageState {
+    this.checkDeadline(stage);
+    this.status.stage = stage;
+    const st = this.stages[stage];
+    st.status = 'running';
+    st.attempts = Math.max(st.attempts, 1);
+    st.startedAt = this.now();
+    if (patched(PATCHES.searchAttributes)) upsertSearchAttributes([{ key: SA_STAGE, value: stage }]);
+    this.record({ kind: 'stage-started', stage, message: `${stage} started` });
+    return st;
+  }
+
+  finishStage(stage: StageName, message: string): void {
+    this.stages[stage].status = 'completed';
+    this.stages[stage].finishedAt = this.now();
+    this.record({ kind: 'stage-completed', stage, message });
+  }
+}
