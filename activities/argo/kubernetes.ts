@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import type { KubernetesJobBackend } from '../../backends/kubernetes/jobs.js';
 import { ResourcesSchema } from '../../contract/pipeline.js';
 import type { RunPodInput, RunPodResult } from '../../argo/lang/types.js';
-import type { ExecutionTarget } from './index.js';
+import type { ExecutionTarget } from './target.js';
 import { watchToResult } from './backend-target.js';
 
 /** A DNS-1123 name of at most 63 characters (Job names become pod label values), stable per input. */

@@ -6,7 +6,8 @@ import type { SlurmJobBackend } from '../../backends/slurm/job-backend.js';
 import { ResourcesSchema } from '../../contract/pipeline.js';
 import { parseDuration } from '../../contract/duration.js';
 import type { RunPodInput, RunPodResult } from '../../argo/lang/types.js';
-import { slurmJobSpec, type ExecutionTarget } from './index.js';
+import { slurmJobSpec } from './slurm-job.js';
+import type { ExecutionTarget } from './target.js';
 import { watchToResult } from './backend-target.js';
 
 export class SlurmTarget implements ExecutionTarget {
