@@ -86,7 +86,7 @@ describe('durations, job names and outcome classification', () => {
     expect(jobName('x'.repeat(80), 'deploy', 1)).toMatch(/^tandem-x{40}-deploy-1$/);
   });
 
-  test('every job state has one outcome, as DESIGN.md §3 says', () => {
+  test('every job state has one outcome, as ARCHITECTURE.md ("How a stage runs") says', () => {
     const table = Object.fromEntries(JOB_STATES.map((s) => [s, classifyJobState(s)]));
     expect(table).toEqual({
       PENDING: 'active', RUNNING: 'active', COMPLETING: 'active', COMPLETED: 'success',

@@ -1,5 +1,5 @@
 // The one module that owns the Kubernetes connection: KubeConfig, the typed API clients, the watch
-// client, and the mapping of API errors onto Tandem's failure classes (DESIGN.md §3: "could not
+// client, and the mapping of API errors onto Tandem's failure classes (ARCHITECTURE.md, "How a stage runs": "could not
 // observe" is never a job failure).
 import { ApiException, AppsV1Api, BatchV1Api, CoreV1Api, KubeConfig, Watch } from '@kubernetes/client-node';
 

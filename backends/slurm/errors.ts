@@ -1,4 +1,4 @@
-// Every error the Slurm clients raise is classified here, and only here (DESIGN.md §3):
+// Every error the Slurm clients raise is classified here, and only here (ARCHITECTURE.md, "How a stage runs"):
 //   observation  401/408/424/429/5xx, timeouts, dropped connections: we could not look; never a job failure
 //   placement    403 from a QOS/association limit: back off and let placement choose again
 //   not-found    404 (and slurmrestd's "Invalid job id"): the job is gone or not yet visible

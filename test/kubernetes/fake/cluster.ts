@@ -37,7 +37,7 @@ export async function startFakeCluster(opts: FakeClusterOptions = {}): Promise<F
   for (const n of nodes) api.store.create('nodes', '', nodeObject(n));
   const controllers = new FakeControllers(api, { secondMs: opts.secondMs ?? 1000 });
   const namespace = opts.namespace ?? 'tandem';
-  // skipTLSVerify: the client accepts an http:// server only with it (DESIGN.md §5).
+  // skipTLSVerify: the client accepts an http:// server only with it (the client library refuses http:// otherwise).
   const config = {
     apiVersion: 'v1',
     kind: 'Config',
