@@ -59,8 +59,9 @@ test('a lease unreadable for 1 s does not stop the job', async () => {
   const dir = tempDir('fence');
   const f = lease(dir, 60_000);
   const done = join(dir, 'done');
-  const run = fence(f, [process.execPath, '-e', `setTimeout(() => require('fs').writeFileSync(${JSON.stringify(done)}, 'ok'), 2500)`]);
-  await sleep(500);
+  const started = join(dir, 'started');
+  const run = fence(f, [process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(started)}, 'ok'); setTimeout(() => require('fs').writeFileSync(${JSON.stringify(done)}, 'ok'), 2500)`]);
+  for (let i = 0; i < 300 && !existsSync(started); i++) await sleep(100);
   await unreadableFor(f, 1000);
   expect(await run).toBe(0);
   expect(existsSync(done)).toBe(true);
@@ -72,8 +73,9 @@ test('a lease unreadable for twice the grace stops the job and its whole process
   const f = lease(dir, 60_000);
   const pidFile = join(dir, 'grandchild.pid');
   // A shell whose child ignores nothing and would run on for a minute: torchrun's workers, say.
-  const run = fence(f, ['sh', '-c', `sleep 60 & echo $! > ${pidFile}; wait`]);
-  await sleep(500);
+  const run = fence(f, ['sh', '-c', `sleep 60 & echo $! > ${pidFile}.tmp && mv ${pidFile}.tmp ${pidFile}; wait`]);
+  // Started (tsx's start-up takes seconds on a loaded machine): the shell has written its child's pid.
+  for (let i = 0; i < 300 && !existsSync(pidFile); i++) await sleep(100);
   const grandchild = Number(readFileSync(pidFile, 'utf8'));
   expect(alive(grandchild)).toBe(true);
   rmSync(f);
