@@ -19,8 +19,9 @@ export default {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
-      // Opt-in suites against real external systems (npm run test:k8s-real) are not part of npm test.
-      testPathIgnorePatterns: ['/node_modules/', '\\.real\\.test\\.ts$', '<rootDir>/test/unit/'],
+      // Opt-in suites against real external systems (npm run test:k8s-real) are not part of npm test, nor
+      // are the long ones (npm run test:long: minutes of real queueing with default tuning).
+      testPathIgnorePatterns: ['/node_modules/', '\\.real\\.test\\.ts$', '\\.long\\.test\\.ts$', '<rootDir>/test/unit/'],
       globalSetup: '<rootDir>/test/global-setup.mjs',
       globalTeardown: '<rootDir>/test/global-teardown.mjs',
     },

@@ -9,10 +9,11 @@ import { builtinCommand } from '../programs/commands.js';
 import { durationMs } from '../contract/duration.js';
 import { classifyJobState, type JobRef, type JobStatus } from '../contract/outcome.js';
 import { failure } from '../contract/failures.js';
-import { pollPause } from './poll.js';
+import { PollBackoff, pollPause } from './poll.js';
 import { readCatalog, runDirs, writeCatalog } from './run-store.js';
 import { resolveBackend, siteOf, type BackendMap } from './runtimes.js';
 import { createQuotaActivities } from './quota.js';
+import { createRoutingActivities } from './routing.js';
 import type { QuotasFile } from '../contract/quotas.js';
 import { checkReadiness } from './readiness.js';
 import { createPlacementActivities, localMachineSource, type InventorySource } from './placement.js';
@@ -45,6 +46,8 @@ export function createActivities(config: ActivityConfig) {
   return {
     ...createPlacementActivities(config.inventorySources ?? [localMachineSource()]),
     ...createQuotaActivities(config.quotas, (runtime, stage, site) => siteOf(resolveBackend(backends, runtime, stage, site))),
+    // A stage with no backend gets undefined here and its clear error from submitJob.
+    ...createRoutingActivities(config.home, (i) => (i.runtime === 'auto' || backends[i.runtime] ? resolveBackend(backends, i.runtime, i.stage, i.site) : undefined)),
 
     async submitJob(input: SubmitJobInput): Promise<JobRef> {
       const backend = resolveBackend(backends, input.runtime, input.stage, input.site);
@@ -68,6 +71,7 @@ export function createActivities(config: ActivityConfig) {
         resources: input.resources,
         walltimeMs: durationMs(input.resources.walltime),
         kubernetes: input.kubernetes,
+        labels: input.labels,
       });
     },
 
@@ -76,7 +80,7 @@ export function createActivities(config: ActivityConfig) {
       const ctx = Context.current();
       const backend = backendOf(ref);
       if (ctx.info.attempt > 1) ctx.log.info('re-attaching to job after a worker or observation failure', { jobId: ref.jobId, attempt: ctx.info.attempt });
-      let delay = pollInitialMs;
+      const backoff = new PollBackoff({ initialMs: pollInitialMs, maxMs: pollMaxMs, fastMs: DEFAULTS.runningPollMs });
       for (;;) {
         let st: JobStatus | undefined;
         try {
@@ -85,11 +89,11 @@ export function createActivities(config: ActivityConfig) {
           // Could not observe: never a job failure. Keep watching with backoff.
           ctx.log.warn('job status unavailable', { jobId: ref.jobId, error: (e as Error).message });
         }
-        ctx.heartbeat(st ? { state: st.state, progress: st.progress } : { state: 'UNKNOWN' });
+        const details = st ? { state: st.state, progress: st.progress } : { state: 'UNKNOWN' };
+        ctx.heartbeat(details);
         if (st && classifyJobState(st.state) !== 'active') return st;
-        if (st?.state === 'RUNNING') delay = Math.min(delay, DEFAULTS.runningPollMs); // keep progress fresh while it runs
-        await pollPause(ctx, delay, ref.jobId);
-        delay = Math.min(delay * 2, pollMaxMs);
+        // Progress stays fresh while the job runs; the pause heartbeats on its own schedule however long it is.
+        await pollPause(ctx, backoff.pause(st?.state === 'RUNNING'), ref.jobId, details);
       }
     },
 

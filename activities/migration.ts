@@ -1,15 +1,17 @@
 // Activities of staged migration: partition changes, benchmark jobs and observation on a Slurm site
 // (scontrol/sbatch) or a Kubernetes site (node pools by label and taint, benchmark Jobs; see
-// backends/kubernetes/nodes.ts), and the routing share that Tandem's placement reads. Each change is idempotent (absolute states,
+// backends/kubernetes/nodes.ts), and the routing share that pipelines read (activities/routing.ts). Each change is idempotent (absolute states,
 // deterministic job names) and audited, so a retried activity never moves a node twice.
 import { Context } from '@temporalio/activity';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SlurmAdmin, type SlurmAdminOptions } from '../backends/slurm-admin.js';
 import { KubeClients } from '../backends/kubernetes/client.js';
 import { KubeNodePools, type KubeSiteOptions } from '../backends/kubernetes/nodes.js';
 import type { BenchmarkKind, BenchmarkResult, PartitionState, SiteSnapshot, UndoStep } from '../contract/migration.js';
 import { failure } from '../contract/failures.js';
+import { isPipelineJobName, type Routing } from '../contract/routing.js';
+import { readRouting, writeRouting } from './routing.js';
 
 /** A site staged migration administers: Slurm (the default, for configs without `kind`) or Kubernetes. */
 export type MigrationSiteConfig = ({ kind?: 'slurm' } & SlurmAdminOptions) | ({ kind: 'kubernetes' } & KubeSiteOptions);
@@ -20,10 +22,7 @@ export interface MigrationActivityConfig {
   sites: Record<string, MigrationSiteConfig>;
 }
 
-export interface Routing {
-  percent: number;
-  policies: string[];
-}
+export type { Routing } from '../contract/routing.js';
 
 export interface Observation {
   jobs: number;
@@ -68,8 +67,6 @@ export function createMigrationActivities(cfg: MigrationActivityConfig) {
     return d;
   };
   const audit = (site: string, entry: Record<string, unknown>) => appendFileSync(join(siteDir(site), 'changes.jsonl'), JSON.stringify({ at: new Date().toISOString(), ...entry }) + '\n');
-  const routingFile = (site: string) => join(siteDir(site), 'routing.json');
-  const readRouting = (site: string): Routing => (existsSync(routingFile(site)) ? (JSON.parse(readFileSync(routingFile(site), 'utf8')) as Routing) : { percent: 0, policies: [] });
 
   const acts = {
     async snapshotSite(site: string): Promise<SiteSnapshot> {
@@ -87,7 +84,8 @@ export function createMigrationActivities(cfg: MigrationActivityConfig) {
       return changed;
     },
 
-    async removePartition(site: string, name: string): Promise<boolean> {
+    /** @param moveTo where Tandem's routed pipeline jobs still pending in the partition go (the legacy partition). */
+    async removePartition(site: string, name: string, moveTo?: string): Promise<boolean> {
       const k = kube(site);
       if (k) {
         // Removing the label and NoSchedule taints evicts nothing: running pods finish where they are.
@@ -102,7 +100,15 @@ export function createMigrationActivities(cfg: MigrationActivityConfig) {
       if (!before) return false;
       // Slurm refuses to delete a partition that still has jobs. Tandem's own benchmark jobs can go;
       // anybody else's must finish (or be moved) first, which is the operator's call.
-      const live = (await a.jobs(name)).filter((j) => !TERMINAL.has(j.state));
+      // Pipelines routed here that have not started yet move to the legacy pool; the pipeline keeps
+      // watching the same job id, so it does not notice.
+      let live = (await a.jobs(name)).filter((j) => !TERMINAL.has(j.state));
+      const waiting = moveTo ? live.filter((j) => j.state === 'PENDING' && isPipelineJobName(j.name)) : [];
+      for (const j of waiting) await a.run('scontrol', ['update', `JobId=${j.id}`, `Partition=${moveTo}`]);
+      if (waiting.length) {
+        audit(site, { change: 'move-jobs', from: name, to: moveTo, jobs: waiting.map((j) => j.id) });
+        live = live.filter((j) => !waiting.includes(j));
+      }
       const ours = live.filter((j) => j.name.startsWith('tandem-mig-')).map((j) => j.id);
       if (ours.length) await a.run('scancel', ours);
       const others = live.filter((j) => !j.name.startsWith('tandem-mig-'));
@@ -115,18 +121,16 @@ export function createMigrationActivities(cfg: MigrationActivityConfig) {
       return changed;
     },
 
-    /** Sets the routing share; returns the previous one (for the undo). */
+    /** Sets the routing share that new pipelines at the site read; returns the previous one (for the undo). */
     async setRouting(site: string, routing: Routing): Promise<Routing> {
-      const prev = readRouting(site);
-      const file = routingFile(site);
-      writeFileSync(`${file}.tmp`, JSON.stringify(routing));
-      renameSync(`${file}.tmp`, file);
-      if (prev.percent !== routing.percent || prev.policies.join() !== routing.policies.join()) audit(site, { change: 'routing', from: prev, to: routing });
+      const prev = readRouting(cfg.home, site);
+      writeRouting(cfg.home, site, routing);
+      if (JSON.stringify(prev) !== JSON.stringify(routing)) audit(site, { change: 'routing', from: prev, to: routing });
       return prev;
     },
 
     async getRouting(site: string): Promise<Routing> {
-      return readRouting(site);
+      return readRouting(cfg.home, site);
     },
 
     async applyUndo(site: string, step: UndoStep): Promise<void> {
@@ -134,8 +138,8 @@ export function createMigrationActivities(cfg: MigrationActivityConfig) {
       // On Kubernetes an undo restores each node to its recorded labels/annotations/taints, exactly.
       if (step.kind === 'set-partition' && k) await kubeSetPartition(site, k, step.partition, true);
       else if (step.kind === 'set-partition') await acts.applyPartition(site, step.partition);
-      else if (step.kind === 'delete-partition') await acts.removePartition(site, step.name);
-      else await acts.setRouting(site, { percent: step.percent, policies: step.policies });
+      else if (step.kind === 'delete-partition') await acts.removePartition(site, step.name, step.moveTo);
+      else await acts.setRouting(site, { percent: step.percent, policies: step.policies, ...(step.pools ? { pools: step.pools } : {}) });
     },
 
     /** Runs the suite on both pools side by side and reports wait and run times per job. */
@@ -172,16 +176,23 @@ export function createMigrationActivities(cfg: MigrationActivityConfig) {
       }
     },
 
-    /** Error rate and wait of the jobs the pool ran since `sinceMs`, and its CPU utilisation now. */
+    /**
+     * Error rate and wait of the pipeline jobs routed to the pool since `sinceMs` (Tandem's pipeline
+     * job names in that partition, see contract/routing.ts: not the gate's benchmarks, not other
+     * users' jobs), and its CPU utilisation now. A job still pending counts with the wait so far, so
+     * a pool that starts nothing breaches the wait SLO instead of looking idle.
+     */
     async observePool(site: string, input: { partition: string; sinceMs: number }): Promise<Observation> {
       const k = kube(site);
       if (k) return k.observe(input.partition, input.sinceMs);
       const a = admin(site);
-      const jobs = (await a.jobs(input.partition)).filter((j) => j.submit >= input.sinceMs - 1000);
+      const jobs = (await a.jobs(input.partition)).filter((j) => j.submit >= input.sinceMs - 1000 && isPipelineJobName(j.name));
       const finished = jobs.filter((j) => TERMINAL.has(j.state));
       const failed = finished.filter((j) => j.state !== 'COMPLETED' && j.state !== 'CANCELLED').length;
-      const started = jobs.filter((j) => j.start !== undefined && j.start >= j.submit);
-      const avgWait = started.length ? started.reduce((s, j) => s + (j.start! - j.submit) / 1000, 0) / started.length : 0;
+      const now = Date.now();
+      // squeue's start of a pending job is only an estimate: its wait is the time it has waited so far.
+      const waits = jobs.flatMap((j) => (j.state === 'PENDING' ? [(now - j.submit) / 1000] : j.start !== undefined && j.start >= j.submit ? [(j.start - j.submit) / 1000] : []));
+      const avgWait = waits.length ? waits.reduce((s, w) => s + w, 0) / waits.length : 0;
       const cpu = await a.cpuUsage(input.partition);
       return { jobs: jobs.length, failed, errorRate: finished.length ? failed / finished.length : 0, avgWaitSeconds: avgWait, utilisation: cpu.total ? cpu.allocated / cpu.total : 0 };
     },

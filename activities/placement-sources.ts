@@ -4,7 +4,9 @@
 // API reports no GRES).
 import type { FirecrestJobBackend } from '../backends/slurm/firecrest-backend.js';
 import type { SlurmrestdJobBackend } from '../backends/slurm/slurmrestd-backend.js';
-import { gpusFromGres, type SlurmNode } from '../backends/slurm/site-api.js';
+import { gpusFromGres, type SiteJob, type SlurmNode } from '../backends/slurm/site-api.js';
+import { toJobState } from '../backends/slurm/states.js';
+import { decodeJobLabels } from '../contract/job-labels.js';
 import type { NodeSpec, PartitionSpec, SiteSpec } from '../placement/index.js';
 import type { InventorySource, RunningWork } from './placement.js';
 import type { KubeClients } from '../backends/kubernetes/client.js';
@@ -16,11 +18,68 @@ function feature(features: string[], key: string): string | undefined {
   return f ? f.slice(key.length + 1) : undefined;
 }
 
+/** Slurm hostlists: "c1", "c[1-3,7]", "gpu[01-02],login1" → node names. */
+export function expandHostlist(list: string | undefined): string[] {
+  const out: string[] = [];
+  for (const m of (list ?? '').matchAll(/([^,[\]]+)(?:\[([^\]]*)\])?/g)) {
+    const [, base, ranges] = m;
+    if (!base || base === ',') continue;
+    if (ranges === undefined) {
+      out.push(base);
+      continue;
+    }
+    for (const r of ranges.split(',')) {
+      const [a, b = a] = r.split('-');
+      for (let k = Number(a); k <= Number(b); k++) out.push(base + String(k).padStart(a!.length, '0'));
+    }
+  }
+  return out;
+}
+
+/** "cpu=2,mem=512M,node=1,gres/gpu=1" → what the job holds in all (memory in MiB). */
+export function parseTres(tres: string | undefined): { cpus: number; memoryMB: number; gpus: number } {
+  const kv = new Map((tres ?? '').split(',').map((p) => p.split('=') as [string, string]));
+  const mem = /^(\d+(?:\.\d+)?)([KMGT]?)$/.exec(kv.get('mem') ?? '');
+  const unit: Record<string, number> = { K: 1 / 1024, M: 1, G: 1024, T: 1024 ** 2, '': 1 };
+  return { cpus: Number(kv.get('cpu') ?? 0), memoryMB: mem ? Math.floor(Number(mem[1]) * unit[mem[2]!]!) : 0, gpus: Number(kv.get('gres/gpu') ?? 0) };
+}
+
+/**
+ * Tandem's own running jobs on the site (those that carry its label), each as running work of its run
+ * with its priority, so that placement may preempt it; what they use is taken off their nodes'
+ * opaque in-use. Jobs without the label, or whose shape the API does not report, stay opaque.
+ */
+function tandemJobs(site: string, jobs: SiteJob[]): { work: RunningWork[]; use: Map<string, { cpus: number; memoryMB: number; gpus: number }> } {
+  const work: RunningWork[] = [];
+  const use = new Map<string, { cpus: number; memoryMB: number; gpus: number }>();
+  for (const j of jobs) {
+    const labels = decodeJobLabels(j.comment);
+    const on = expandHostlist(j.nodes);
+    if (!labels || toJobState(j.state) !== 'RUNNING' || !j.name.startsWith('tandem-') || !on.length || !j.tres) continue;
+    const all = parseTres(j.tres);
+    const per = { cpus: all.cpus / on.length, memoryMB: all.memoryMB / on.length, gpus: all.gpus / on.length };
+    for (const n of on) {
+      const u = use.get(n) ?? { cpus: 0, memoryMB: 0, gpus: 0 };
+      use.set(n, { cpus: u.cpus + per.cpus, memoryMB: u.memoryMB + per.memoryMB, gpus: u.gpus + per.gpus });
+    }
+    work.push({
+      job: { id: j.name, type: labels.stage === 'train' ? 'ai-training' : 'hybrid', tenant: 'tandem', qos: 'silver', priority: labels.priority, submit: j.startTime ?? 0, count: on.length, maxPerNode: 1, per, walltime: (j.timeLimitMinutes ?? 60) * 60, checkpointable: labels.checkpointable },
+      nodes: on.map((node) => ({ node, slots: 1 })),
+      start: j.startTime ?? 0,
+      tandem: { ...labels, ref: { runtime: 'slurm', jobId: j.jobId, name: j.name, site, adopted: false } },
+    });
+  }
+  return { work, use };
+}
+
 /** A Slurm cluster's nodes as one site of the inventory, with their current use as running work. */
-export function slurmInventory(site: string, cluster: string, nodes: SlurmNode[]): { sites: SiteSpec[]; running: RunningWork[] } {
+export function slurmInventory(site: string, cluster: string, nodes: SlurmNode[], jobs: SiteJob[] = []): { sites: SiteSpec[]; running: RunningWork[] } {
   const byPartition = new Map<string, NodeSpec[]>();
-  const running: RunningWork[] = [];
-  for (const n of nodes) {
+  const own = tandemJobs(site, jobs);
+  const running: RunningWork[] = [...own.work];
+  for (const node of nodes) {
+    const u = own.use.get(node.name);
+    const n = u ? { ...node, allocCpus: Math.max(0, node.allocCpus - u.cpus), allocMemoryMB: Math.max(0, node.allocMemoryMB - u.memoryMB), allocGpus: Math.max(0, node.allocGpus - u.gpus) } : node;
     const spec: NodeSpec = {
       id: n.name,
       cpus: n.cpus,
@@ -61,7 +120,12 @@ export function firecrestAllocGpus(gpus: number, cpus: number, allocCpus: number
 }
 
 export function slurmrestdSource(backend: SlurmrestdJobBackend, cluster = backend.site): InventorySource {
-  return { name: `slurmrestd:${backend.site}`, gather: async () => slurmInventory(backend.site, cluster, await backend.client.nodes()) };
+  return {
+    name: `slurmrestd:${backend.site}`,
+    // The job listing names Tandem's own jobs (by label); FirecREST's job model carries no comment, so
+    // there every job stays opaque and is never preempted.
+    gather: async () => { const [nodes, jobs] = await Promise.all([backend.client.nodes(), backend.client.listJobs()]); return slurmInventory(backend.site, cluster, nodes, jobs); },
+  };
 }
 
 export function firecrestSource(backend: FirecrestJobBackend, system: string): InventorySource {

@@ -2,12 +2,34 @@
 // local machine always; FirecREST, slurmrestd and Kubernetes sources plug in through InventorySource)
 // and returns the pure engine's decision, which the workflow records in history.
 import { availableParallelism, cpus, freemem, hostname, loadavg, totalmem } from 'node:os';
-import { decide, policy as makePolicy, type Decision, type Inventory, type JobRequest, type PolicyConfig, type SiteSpec } from '../placement/index.js';
+import { decide, explainDecision, policy as makePolicy, type Decision, type Inventory, type JobRequest, type PolicyConfig, type SiteSpec } from '../placement/index.js';
+import type { JobRef } from '../contract/outcome.js';
+
+/** A job Tandem itself submitted, as its labels name it (see contract/job-labels.ts): the only kind
+ *  placement may preempt. */
+export interface TandemJob {
+  /** The workflow id of the run it belongs to. */
+  run: string;
+  stage: string;
+  priority: number;
+  checkpointable: boolean;
+  ref: JobRef;
+}
 
 export interface RunningWork {
   job: JobRequest;
   nodes: { node: string; slots: number }[];
   start: number;
+  /** Set only for jobs Tandem submitted; everything else is never a preemption victim. */
+  tandem?: TandemJob;
+  /** The machine's own load: no job with an end, and the local runtime shares the CPUs with it. */
+  ambient?: boolean;
+}
+
+/** A job placement preempts, with what the two runs' timelines say about it. */
+export interface Victim extends TandemJob {
+  /** "job 123 of run r-1 (priority 10)". */
+  label: string;
 }
 
 /** One backend's view: its sites (clusters, partitions, nodes) and the work already running there. */
@@ -30,7 +52,7 @@ export function localMachineSource(site = 'local'): InventorySource {
       const running: RunningWork[] = [];
       if (busyCores > 0 || usedMB > 0) {
         // The host's own load as one opaque job, so placement sees what is really free.
-        running.push({ job: { id: 'host-load', type: 'hybrid', tenant: 'system', qos: 'gold', priority: 1000, submit: 0, count: 1, per: { cpus: busyCores, gpus: 0, memoryMB: Math.min(usedMB, memoryMB) }, walltime: 60 }, nodes: [{ node, slots: 1 }], start: 0 });
+        running.push({ job: { id: 'host-load', type: 'hybrid', tenant: 'system', qos: 'gold', priority: 1000, submit: 0, count: 1, per: { cpus: busyCores, gpus: 0, memoryMB: Math.min(usedMB, memoryMB) }, walltime: 60 }, nodes: [{ node, slots: 1 }], start: 0, ambient: true });
       }
       return { sites, running };
     },
@@ -39,12 +61,35 @@ export function localMachineSource(site = 'local'): InventorySource {
 
 export interface PlaceInput {
   job: JobRequest;
+  /** The run asking (its workflow id): its own jobs are never its victims. */
+  run?: string;
 }
 
 export interface PlaceResult {
   decision: Decision;
   /** Sources that could not be observed this time (their sites are simply absent). */
   unavailable: { source: string; error: string }[];
+  /** The decision for a person: where, why, when in the worker's local time, price; no epochs. */
+  summary?: string;
+  /** For a preempt decision: the Tandem jobs to stop, each of a run that resumes from its checkpoint. */
+  victims?: Victim[];
+}
+
+/** A wall-clock time in the worker's timezone: "14:05", or "Tue 14:05" when not today. */
+export function localTime(seconds: number, now: number): string {
+  const at = new Date(seconds * 1000);
+  const hm: Intl.DateTimeFormatOptions = { hour: '2-digit', minute: '2-digit' };
+  return at.toDateString() === new Date(now * 1000).toDateString() ? at.toLocaleTimeString([], hm) : at.toLocaleString([], { ...hm, weekday: 'short', day: 'numeric', month: 'short' });
+}
+
+/** Which running work the job may preempt: Tandem's own checkpointable jobs of other runs, of lower
+ *  priority. Nothing else, whatever the engine's guarantee rules would allow. */
+export function markPreemptible(running: RunningWork[], job: JobRequest, run?: string): RunningWork[] {
+  return running.map((w) => {
+    const t = w.tandem;
+    const preemptible = t !== undefined && t.checkpointable && t.priority < job.priority && t.run !== run;
+    return { ...w, job: { ...w.job, priority: t?.priority ?? w.job.priority, checkpointable: t?.checkpointable ?? w.job.checkpointable, preemptible } };
+  });
 }
 
 /** Every source read in parallel and merged in source order (the engine breaks ties by inventory
@@ -71,9 +116,29 @@ export function decideNow(inventory: Inventory, running: RunningWork[], job: Job
 export function createPlacementActivities(sources: InventorySource[] = [localMachineSource()], pol: Partial<PolicyConfig> = {}, clock: () => number = () => Date.now() / 1000) {
   const config = makePolicy(pol);
   return {
-    async placeJob({ job }: PlaceInput): Promise<PlaceResult> {
-      const { inventory, running, unavailable } = await gatherInventory(sources);
-      return { decision: decideNow(inventory, running, job, clock(), config), unavailable };
+    async placeJob({ job, run }: PlaceInput): Promise<PlaceResult> {
+      const { inventory, running: gathered, unavailable } = await gatherInventory(sources);
+      const now = clock();
+      const running = markPreemptible(gathered, job, run);
+      let decision = decideNow(inventory, running, job, now, config);
+      if (decision.kind === 'reserve' && running.some((w) => w.ambient)) {
+        // Waiting for the host's own load to end would wait for ever: the local runtime shares the
+        // CPUs with it, so the job starts if it fits beside everything that is a job.
+        const beside = decideNow(inventory, running.filter((w) => !w.ambient), job, now, config);
+        if (beside.kind === 'start') decision = { ...beside, explanation: `${beside.explanation}; shares the host with its current load`, oversubscribed: true };
+      }
+      const byId = new Map(running.map((w) => [w.job.id, w]));
+      const victims = new Map<string, Victim>();
+      if (decision.kind === 'preempt') {
+        for (const id of decision.victims) {
+          const t = byId.get(id)?.tandem;
+          // The engine only picks work marked preemptible, which is Tandem's; a victim that is not is a bug.
+          if (!t) throw new Error(`placement chose ${id} as a preemption victim, but it is not a job Tandem submitted`);
+          victims.set(id, { ...t, label: `job ${t.ref.jobId} of run ${t.run} (priority ${t.priority})` });
+        }
+      }
+      const summary = explainDecision(decision, { now, clock: (t) => localTime(t, now), victim: (id) => victims.get(id)?.label ?? id });
+      return { decision, unavailable, summary, ...(victims.size ? { victims: [...victims.values()] } : {}) };
     },
   };
 }

@@ -1,12 +1,14 @@
 // Quota holds: before a stage submits its job, it books what the job holds at its site in that site's
 // quotaLedger entity workflow (started on first use, through update-with-start); the hold is released
-// when the stage ends or its saga runs. A site or tenant without a quota is not booked at all.
+// when the stage ends or its saga runs. A site or tenant without a quota is not booked at all. Each
+// hold names the run that booked it, so that the ledger can release it once that run has closed
+// without doing so (closedQuotaHolders, which the ledger calls on the same task queue).
 import { Context } from '@temporalio/activity';
 import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { durationMs } from '../contract/duration.js';
 import type { Runtime } from '../contract/pipeline.js';
 import { quotaFor, type QuotasFile } from '../contract/quotas.js';
-import { beyondQuota, type Amount } from '../workflows/ledger.js';
+import { beyondQuota, type Amount, type LedgerActivities } from '../workflows/ledger.js';
 
 /** One ledger per site and task queue: it runs on the queue of the workers that admit to it, so every
  *  pipeline of that queue (whichever worker runs it) shares it. */
@@ -42,7 +44,8 @@ export function createQuotaActivities(file: QuotasFile | undefined, resolveSite:
       const over = beyondQuota(quota, input);
       if (over) return { admitted: false, never: true, site, retryIntervalMs, reason: `the stage needs ${input[over]} ${over}, more than tenant ${tenant}'s whole quota of ${quota[over]} at site ${site}` };
       const ctx = Context.current();
-      const request = { holdId, tenant, cpus: input.cpus, gpus: input.gpus, memoryMB: input.memoryMB, quota };
+      // The workflow that asks is the holder (not an input, so pipelines' recorded commands stay as they are).
+      const request = { holdId, tenant, cpus: input.cpus, gpus: input.gpus, memoryMB: input.memoryMB, quota, holder: ctx.info.workflowExecution?.workflowId };
       try {
         const r = await ctx.client.workflow.executeUpdateWithStart('admit', {
           args: [request],
@@ -69,6 +72,22 @@ export function createQuotaActivities(file: QuotasFile | undefined, resolveSite:
         if (e instanceof WorkflowNotFoundError) return { released: false }; // no ledger: nothing was held
         throw e;
       }
+    },
+
+    /** Which of these workflows have no running run any more (closed, or gone from the server). Asked
+     *  by workflow id, not run id: a run reset in place (`tandem runs retry`) keeps its holds. */
+    async closedQuotaHolders({ holders }: Parameters<LedgerActivities['closedQuotaHolders']>[0]): Promise<string[]> {
+      const { client } = Context.current();
+      const closed: string[] = [];
+      for (const id of holders) {
+        try {
+          if ((await client.workflow.getHandle(id).describe()).status.name !== 'RUNNING') closed.push(id);
+        } catch (e) {
+          if (e instanceof WorkflowNotFoundError) closed.push(id);
+          else throw e;
+        }
+      }
+      return closed;
     },
   };
 }

@@ -9,13 +9,14 @@ import { existsSync, mkdirSync, writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FENCED_EXIT_CODE, fencedMarker } from '../programs/lease.js';
+import { leasePollCapMs } from '../contract/failover.js';
 import { applyRetention, copyCheckpoint, copyVerifiedDir, latestValidCheckpoint, removeStaleCopies, sha256File, type Hasher, type Skipped } from '../backends/checkpoints.js';
 import type { JobBackend } from '../backends/types.js';
 import { builtinCommand } from '../programs/commands.js';
 import { durationMs } from '../contract/duration.js';
 import { classifyJobState, type JobRef, type JobStatus } from '../contract/outcome.js';
 import { failure } from '../contract/failures.js';
-import { pollPause } from './poll.js';
+import { PollBackoff, pollPause } from './poll.js';
 import { runDirs } from './run-store.js';
 import type { SubmitJobInput } from './types.js';
 import { policy as makePolicy, type JobRequest, type PolicyConfig } from '../placement/index.js';
@@ -105,9 +106,6 @@ export interface WatchAtInput {
 /** `selfFenced`: the job stopped itself because nobody renewed its lease (e.g. no worker watched it
  *  for longer than the lease) while its site kept answering: the site is fine, the job can be resubmitted there. */
 export type WatchAtResult = { kind: 'ended'; status: JobStatus; selfFenced?: boolean } | { kind: 'unreachable'; forMs: number; error: string; lastState?: string; progress?: JobStatus['progress'] };
-
-/** The longest pause between two observations of a job under a lease: renewals must come well inside it. */
-const leasePollCapMs = (leaseTtlMs: number) => Math.max(200, Math.floor(leaseTtlMs / 3));
 
 export interface FenceResult {
   fenced: boolean;
@@ -274,7 +272,8 @@ export function createRecoveryActivities(config: RecoveryConfig) {
       let lastState = prev.state;
       let progress = prev.progress;
       let lastError = '';
-      let delay = pollInitialMs;
+      // Under a lease, no pause (however long the job queues) exceeds the lease's poll cap: renewals come well inside its TTL.
+      const backoff = new PollBackoff({ initialMs: pollInitialMs, maxMs: Math.min(pollMaxMs, leaseTtlMs ? leasePollCapMs(leaseTtlMs) : Infinity), fastMs: DEFAULTS.runningPollMs });
       const lease = leaseFile(s.root, runKey, ref.name);
       for (;;) {
         let st: JobStatus | undefined;
@@ -296,14 +295,13 @@ export function createRecoveryActivities(config: RecoveryConfig) {
             return { kind: 'ended', status: st };
           }
         }
-        ctx.heartbeat({ state: st?.state ?? 'UNKNOWN', progress, failingSince });
+        const details = { state: st?.state ?? 'UNKNOWN', progress, failingSince };
+        ctx.heartbeat(details);
         if (failingSince !== undefined && Date.now() - failingSince >= graceMs) {
           return { kind: 'unreachable', forMs: Date.now() - failingSince, error: lastError, lastState, progress };
         }
-        if (st?.state === 'RUNNING' || failingSince !== undefined) delay = Math.min(delay, DEFAULTS.runningPollMs);
-        await pollPause(ctx, delay, ref.jobId);
-        // A queued job is renewed as often as a running one: it checks its lease when it starts.
-        delay = Math.min(delay * 2, pollMaxMs, leaseTtlMs ? leasePollCapMs(leaseTtlMs) : Infinity);
+        // The pause heartbeats these same details, so failingSince survives a retried attempt whenever it fails.
+        await pollPause(ctx, backoff.pause(st?.state === 'RUNNING' || failingSince !== undefined), ref.jobId, details);
       }
     },
 
@@ -334,7 +332,8 @@ export function createRecoveryActivities(config: RecoveryConfig) {
           return { fenced: true, detail: `cancelled job ${ref.jobId} at ${ref.site} once it answered` };
         } catch {
           ctx.heartbeat();
-          await ctx.sleep(delay);
+          // Up to 30 s between tries: the pause heartbeats on its own schedule, within any heartbeat timeout.
+          await pollPause(ctx, delay, ref.jobId);
         }
       }
     },

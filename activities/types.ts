@@ -2,6 +2,7 @@
 import type { Resources, Runtime } from '../contract/pipeline.js';
 import type { JobRef, JobStatus } from '../contract/outcome.js';
 import type { KubernetesOptionsInput } from '../contract/kubernetes.js';
+import type { JobLabels } from '../contract/job-labels.js';
 
 export interface SubmitJobInput {
   /** The pipeline's workflow id: the key of its run directory. */
@@ -18,6 +19,8 @@ export interface SubmitJobInput {
   params: Record<string, string | number>;
   /** Options for the Kubernetes backend; other backends ignore them. */
   kubernetes?: KubernetesOptionsInput;
+  /** Who the job belongs to: the run, stage, priority (how placement finds Tandem's own jobs). */
+  labels?: JobLabels;
 }
 
 export interface AwaitJobInput {

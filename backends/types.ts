@@ -1,6 +1,7 @@
 import type { Resources } from '../contract/pipeline.js';
 import type { JobRef, JobStatus } from '../contract/outcome.js';
 import type { KubernetesOptionsInput } from '../contract/kubernetes.js';
+import type { JobLabels } from '../contract/job-labels.js';
 
 export interface JobRequest {
   /** Deterministic name, e.g. tandem-<workflowId>-<stage>-<attempt>; the idempotency key. */
@@ -12,6 +13,8 @@ export interface JobRequest {
   walltimeMs: number;
   /** stages.<stage>.kubernetes, for the Kubernetes backend; the others ignore it. */
   kubernetes?: KubernetesOptionsInput;
+  /** Who the job belongs to (contract/job-labels.ts); the Slurm backends store it as the job's comment. */
+  labels?: JobLabels;
 }
 
 /** One interface per kind of batch system: local processes, Slurm (FirecREST/slurmrestd), Kubernetes Jobs. */

@@ -4,7 +4,8 @@
 // Plain constants only: backends and activities import this module, so it must not read the
 // environment (config/worker.ts does that) or import anything above contract/.
 import { fileURLToPath } from 'node:url';
-import { TUNING_DEFAULTS } from '../contract/tuning.js';
+import { TUNING_DEFAULTS, watchHeartbeatMs } from '../contract/tuning.js';
+import { defaultLeaseMs, leasePollCapMs } from '../contract/failover.js';
 
 export { TUNING_DEFAULTS };
 
@@ -53,8 +54,9 @@ export const DEFAULTS = {
   /** First pause of the job-status polling backoff (it doubles up to the tuning's pollMaxMs). */
   pollInitialMs: 200,
   /**
-   * While a job runs, awaitJob polls (and so heartbeats its progress) at least this often, whatever
-   * the backoff has reached: this is the await activity's heartbeat interval.
+   * While a job runs, the watch activities poll (and report its progress) at least this often, whatever
+   * the backoff has reached. Their heartbeats do not depend on it: they come every third of the
+   * heartbeat timeout however long the poll gap is (activities/poll.ts, contract/tuning.ts watchHeartbeatMs).
    */
   runningPollMs: 1000,
 } as const;
@@ -66,13 +68,21 @@ export type Defaults = { -readonly [K in keyof typeof DEFAULTS]: (typeof DEFAULT
  * Problems with the defaults themselves, as one line each (none: []). The worker refuses to start with
  * inconsistent defaults, and a unit test keeps them consistent; `tuning` lets tests check other values.
  */
-export function defaultsProblems(d: Defaults = DEFAULTS, tuning: { heartbeatTimeoutMs: number } = TUNING_DEFAULTS): string[] {
+export function defaultsProblems(d: Defaults = DEFAULTS, tuning: { heartbeatTimeoutMs: number; pollMaxMs: number; failover: { graceMs: number } } = TUNING_DEFAULTS): string[] {
   const problems: string[] = [];
   // Temporal times an activity out when no heartbeat reaches the server within the heartbeat timeout;
   // a throttled heartbeat may be sent up to one throttle interval late, so keep several per timeout.
   const wellBelow = tuning.heartbeatTimeoutMs / 3;
   if (d.heartbeatThrottleMs > wellBelow) problems.push(`heartbeatThrottleMs (${d.heartbeatThrottleMs} ms) must be at most a third of the heartbeat timeout (${tuning.heartbeatTimeoutMs} ms)`);
-  if (d.runningPollMs > wellBelow) problems.push(`runningPollMs (the await activity's heartbeat while a job runs, ${d.runningPollMs} ms) must be at most a third of the heartbeat timeout (${tuning.heartbeatTimeoutMs} ms)`);
+  // The watch activities heartbeat on their own schedule, not once per poll: the poll backoff (up to
+  // pollMaxMs, beyond the heartbeat timeout by default) does not bound their heartbeats, the cadence does.
+  const watchEvery = watchHeartbeatMs(tuning.heartbeatTimeoutMs);
+  if (watchEvery > wellBelow) problems.push(`the watch activities' heartbeat cadence (${watchEvery} ms) must be at most a third of the heartbeat timeout (${tuning.heartbeatTimeoutMs} ms)`);
+  if (watchEvery < d.heartbeatThrottleMs) problems.push(`the watch activities' heartbeat cadence (${watchEvery} ms, a third of the heartbeat timeout ${tuning.heartbeatTimeoutMs} ms) must not be finer than heartbeatThrottleMs (${d.heartbeatThrottleMs} ms), which would hold them back`);
+  // A job under the default failover lease is observed, and its lease renewed, several times per TTL.
+  const leaseTtlMs = defaultLeaseMs(tuning.failover.graceMs);
+  const leaseGap = Math.min(tuning.pollMaxMs, leasePollCapMs(leaseTtlMs));
+  if (leaseGap > leaseTtlMs / 3) problems.push(`the longest poll gap under the default failover lease (${leaseGap} ms) must be at most a third of the lease (${leaseTtlMs} ms)`);
   if (d.k8sHeartbeatMs > wellBelow) problems.push(`k8sHeartbeatMs (${d.k8sHeartbeatMs} ms) must be at most a third of the heartbeat timeout (${tuning.heartbeatTimeoutMs} ms)`);
   // An observation that hangs for a whole HTTP timeout must not by itself miss the heartbeat deadline.
   if (d.httpTimeoutMs > tuning.heartbeatTimeoutMs) problems.push(`httpTimeoutMs (${d.httpTimeoutMs} ms) must not exceed the heartbeat timeout (${tuning.heartbeatTimeoutMs} ms)`);

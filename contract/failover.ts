@@ -6,6 +6,13 @@ export const LEASE_MARGIN_MS = 3000;
 
 export const defaultLeaseMs = (graceMs: number) => Math.floor(graceMs / 2);
 
+/** Renewals of a lease per TTL: a watch observes (and so renews) a job under a lease at least this often,
+ *  however long it has been queued, so that one slow or failed observation does not let the lease lapse. */
+export const RENEWALS_PER_LEASE = 3;
+
+/** The longest pause between two observations of a job under a lease (never below 200 ms). */
+export const leasePollCapMs = (leaseTtlMs: number) => Math.max(200, Math.floor(leaseTtlMs / RENEWALS_PER_LEASE));
+
 /** Why these timings could let two training jobs of one pipeline run at once, or undefined. */
 export function leaseProblem(graceMs: number, leaseTtlMs: number): string | undefined {
   if (leaseTtlMs + LEASE_MARGIN_MS <= graceMs) return undefined;

@@ -24,7 +24,7 @@ export const FAILURES = {
   GateFailed: { type: 'GateFailed', nonRetryable: true },
   /** A stage that alone exceeds its tenant's quota, or that waited for quota past the deadline. */
   QuotaExceeded: { type: 'QuotaExceeded', nonRetryable: true },
-  /** Workflow-level: the spec's deadline passed before a stage could start. */
+  /** Workflow-level: the spec's deadline passed before a stage could start, or while one ran (it was cancelled and compensated). */
   DeadlineExceeded: { type: 'DeadlineExceeded', nonRetryable: true },
   /** Workflow-level: no configured site can ever run the stage. */
   PlacementRejected: { type: 'PlacementRejected', nonRetryable: true },

@@ -102,8 +102,9 @@ export interface SiteSnapshot {
 /** One reversible change, as data: the parent can undo a finished phase from these alone. */
 export type UndoStep =
   | { kind: 'set-partition'; partition: PartitionState }
-  | { kind: 'delete-partition'; name: string }
-  | { kind: 'set-routing'; percent: number; policies: string[] };
+  /** `moveTo`: the partition that routed pipeline jobs still pending in this one move to. */
+  | { kind: 'delete-partition'; name: string; moveTo?: string }
+  | { kind: 'set-routing'; percent: number; policies: string[]; pools?: { tandem: string; legacy: string } };
 
 export interface BenchmarkResult {
   kind: BenchmarkKind;

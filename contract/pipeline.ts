@@ -9,6 +9,12 @@ export const QOS_CLASSES = ['gold', 'silver', 'bronze'] as const;
 export const STAGES = ['preprocess', 'train', 'checkpoint', 'deploy'] as const;
 export type StageName = (typeof STAGES)[number];
 
+/** How long after spec.deadline the server times a run out: the run itself stops at the deadline
+ *  (its deadline timer cancels the stage and runs the saga), and this margin is for that saga to
+ *  cancel the job and release its holds. The server's timeout is only a backstop for a run whose
+ *  workers are gone. */
+export const DEADLINE_COMPENSATION_MARGIN_MS = 10 * 60_000;
+
 const dnsLabel = z
   .string()
   .min(1)

@@ -1,6 +1,7 @@
 // What a running pipeline reports through its queries; shared by the workflow, SDK and CLI.
 import type { StageName } from './pipeline.js';
 import type { JobProgress } from './outcome.js';
+import type { RouteDecision } from './routing.js';
 
 export type Phase = 'running' | 'compensating' | 'completed' | 'failed' | 'cancelled';
 export type StageStatus = 'pending' | 'running' | 'retrying' | 'completed' | 'failed' | 'cancelled' | 'compensated';
@@ -33,6 +34,8 @@ export type TimelineKind =
   | 'pipeline-completed'
   | 'pipeline-failed'
   | 'pipeline-cancelled'
+  // spec.deadline reached while a stage ran: it is cancelled and the saga runs.
+  | 'deadline'
   // Cross-site recovery (failover path): where to run, what was restored, what was fenced.
   | 'site-choice'
   | 'site-wait'
@@ -41,7 +44,11 @@ export type TimelineKind =
   | 'fence'
   // Tenant quotas (TANDEM_QUOTAS_FILE): a stage's hold booked, waiting for room, released.
   | 'quota'
-  | 'quota-wait';
+  | 'quota-wait'
+  // Staged migration, Phase 2: which pool of a migrating site the pipeline's jobs go to, and why.
+  | 'routing'
+  // Placement preempted another run's job to start this one, or this run's job was preempted.
+  | 'preemption';
 
 export interface TimelineEntry {
   at: string;
@@ -75,4 +82,6 @@ export interface PipelineStatus {
   result?: PipelineResult;
   /** Set when this run resumes another. */
   resumedFrom?: string;
+  /** Set when the run's jobs went to a migrating site: the pool they were routed to and why. */
+  routing?: RouteDecision;
 }

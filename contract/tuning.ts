@@ -1,7 +1,8 @@
 // Pipeline tuning: the knobs a launcher may set, every default in one place, and compileTuning(),
 // which the workflow and the SDK both use so that neither repeats a default inline. Sandbox-safe.
 import { z } from 'zod';
-import { DEFAULT_GRACE_MS, defaultLeaseMs } from './failover.js';
+import { DEFAULT_GRACE_MS, defaultLeaseMs, leaseProblem } from './failover.js';
+import { InputError, type InputIssue } from './input-error.js';
 
 export interface PipelineTuning {
   /** How soon a crashed worker's polling activity is handed to another worker. */
@@ -61,6 +62,69 @@ export function compileTuning(t: PipelineTuning = {}): CompiledTuning {
     };
   }
   return { heartbeatTimeoutMs: t.heartbeatTimeoutMs ?? d.heartbeatTimeoutMs, pollMaxMs: t.pollMaxMs ?? d.pollMaxMs, failover };
+}
+
+/**
+ * Heartbeats a watching activity (awaitJob, watchAt) sends per heartbeat timeout, on its own schedule
+ * and whatever its poll gap: one may be delayed by the worker's heartbeat throttle, or lost, and the
+ * next still reaches the server in time.
+ */
+export const HEARTBEATS_PER_TIMEOUT = 3;
+
+/**
+ * How often a watching activity heartbeats: a third of its heartbeat timeout. An activity without one
+ * still heartbeats at the default's cadence, because cancellation reaches an activity only in the
+ * answer to a heartbeat.
+ */
+export function watchHeartbeatMs(heartbeatTimeoutMs?: number): number {
+  const timeout = heartbeatTimeoutMs && heartbeatTimeoutMs > 0 ? heartbeatTimeoutMs : TUNING_DEFAULTS.heartbeatTimeoutMs;
+  return Math.max(1, Math.floor(timeout / HEARTBEATS_PER_TIMEOUT));
+}
+
+/** What of the worker a launcher's tuning must fit (config/defaults.ts DEFAULTS has the defaults). */
+export interface WorkerTiming {
+  /** The worker's maxHeartbeatThrottleInterval: it sends an activity's heartbeats at most this often. */
+  heartbeatThrottleMs: number;
+}
+
+/**
+ * Problems of a well-formed tuning that the schema cannot see, each naming its field. The worker sends
+ * heartbeats at most once per throttle interval, so whatever the watch's cadence, heartbeats reach the
+ * server max(cadence, throttle) apart: a timeout shorter than two of those would time out a healthy watch.
+ */
+export function tuningIssues(t: PipelineTuning, worker: WorkerTiming): InputIssue[] {
+  const issues: InputIssue[] = [];
+  const { heartbeatTimeoutMs } = compileTuning(t);
+  const cadence = Math.max(watchHeartbeatMs(heartbeatTimeoutMs), worker.heartbeatThrottleMs);
+  if (heartbeatTimeoutMs < 2 * cadence) {
+    issues.push({ path: 'tuning.heartbeatTimeoutMs', message: `${heartbeatTimeoutMs} ms is below twice the worker's heartbeat cadence (${cadence} ms: the worker sends heartbeats at most once per ${worker.heartbeatThrottleMs} ms), so a healthy watch could time out; use at least ${2 * worker.heartbeatThrottleMs} ms` });
+  }
+  if (t.failover) {
+    const graceMs = t.failover.graceMs ?? TUNING_DEFAULTS.failover.graceMs;
+    const problem = leaseProblem(graceMs, t.failover.leaseTtlMs ?? defaultLeaseMs(graceMs));
+    if (problem) issues.push({ path: t.failover.leaseTtlMs === undefined ? 'tuning.failover.graceMs' : 'tuning.failover.leaseTtlMs', message: `${problem}; shorten the lease or lengthen the grace window (--failover-grace)` });
+  }
+  return issues;
+}
+
+/**
+ * A launcher's tuning, checked before anything starts: its shape (pipelineTuningSchema) and how its
+ * timings fit together and with the worker. Throws an InputError naming every bad field.
+ */
+export function validateTuning(input: unknown, worker: WorkerTiming): PipelineTuning {
+  const r = pipelineTuningSchema.safeParse(input ?? {});
+  if (!r.success) {
+    throw new InputError(
+      'pipeline tuning',
+      r.error.issues.map((i) => {
+        const path = ['tuning', ...i.path.map(String), ...(i.code === 'unrecognized_keys' ? [i.keys[0]!] : [])].join('.');
+        return { path, message: i.code === 'unrecognized_keys' ? `unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.map((k) => `"${k}"`).join(', ')}` : i.message };
+      }),
+    );
+  }
+  const issues = tuningIssues(r.data, worker);
+  if (issues.length) throw new InputError('pipeline tuning', issues);
+  return r.data;
 }
 
 // Milliseconds as the SDK takes them: whole, positive, and below 2^31 (Node's and Temporal's timer limit).

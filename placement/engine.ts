@@ -1,6 +1,7 @@
 // The placement engine: one scheduling pass over a queue produces decisions (start, preempt, reserve,
 // reject), each explained and priced. Pure and deterministic: no I/O, no clock (`now` is an input),
 // no randomness; the only state is the ClusterState it is given, which it updates for starts.
+import { duration, inTime } from './explain.js';
 import { findFit, largestGroup, readsGpus, wantsOneDomain, wantsOneIsland, type Fit } from './fit.js';
 import { shareProblem } from './gpus.js';
 import { checkLimits, priceOf, queueOrder, urgent } from './policies.js';
@@ -35,7 +36,9 @@ function describePlacement(s: ClusterState, job: JobRequest, fit: Fit, a?: Alloc
 }
 
 function where(p: Placement, s: ClusterState, fit: Fit, pol: PolicyConfig, job: JobRequest): string {
-  const span = `${p.nodes.length} node(s) of ${p.site}/${p.cluster}/${p.partition}` + (p.nvlinkDomains ? `, ${p.nvlinkDomains} NVLink domain(s)` : '') + `, ${p.ibIslands} IB island(s)`;
+  // Islands are named only where the inventory declares some: a laptop or a flat cluster has none.
+  const islands = fit.nodes.some((i) => s.islands[s.islandOf[i]].declared) ? `, ${p.ibIslands} IB island(s)` : '';
+  const span = `${p.nodes.length} node(s) of ${p.site}/${p.cluster}/${p.partition}` + (p.nvlinkDomains ? `, ${p.nvlinkDomains} NVLink domain(s)` : '') + islands;
   const temp = pol.thermal && fit.nodes.some((i) => s.temp[i] > 0) ? `, coolest rack ${Math.min(...fit.nodes.map((i) => s.temp[i]))} °C` : '';
   return span + temp + (fit.oversubscribed ? ', oversubscribed' : '') + (fit.why ? `; ${fit.why}` : '') + bound(job);
 }
@@ -92,13 +95,13 @@ export function schedule(s: ClusterState, queue: JobRequest[], now: number, pol:
       continue;
     }
     if (pol.deadlines && job.deadline !== undefined && now + job.walltime > job.deadline) {
-      decisions.push({ kind: 'reject', jobId: job.id, reason: 'deadline', explanation: `cannot finish by its deadline: ${job.walltime} s of walltime from now ends ${now + job.walltime - job.deadline} s late` });
+      decisions.push({ kind: 'reject', jobId: job.id, reason: 'deadline', explanation: `cannot finish by its deadline: ${duration(job.walltime)} of walltime from now ends ${duration(now + job.walltime - job.deadline)} late` });
       continue;
     }
     const lim = checkLimits(s, pol, job, now);
     if (!lim.ok) {
       if (lim.never) decisions.push({ kind: 'reject', jobId: job.id, reason: lim.limit.reason, explanation: `asks for more than the ${lim.limit.describe} allows even when the tenant runs nothing else` });
-      else decisions.push({ kind: 'reserve', jobId: job.id, at: lim.at, reason: lim.limit.reason, price: 0, explanation: `held by the ${lim.limit.describe}; the tenant's running jobs free enough by t=${lim.at}` });
+      else decisions.push({ kind: 'reserve', jobId: job.id, at: lim.at, reason: lim.limit.reason, price: 0, explanation: `held by the ${lim.limit.describe}; the tenant's running jobs free enough ${inTime(lim.at - now)}` });
       continue;
     }
     if (headBlocked && pol.backfill === 'none') break;
@@ -159,7 +162,7 @@ export function schedule(s: ClusterState, queue: JobRequest[], now: number, pol:
       return;
     }
     if (pol.deadlines && job.deadline !== undefined && r.end > job.deadline) {
-      decisions.push({ kind: 'reject', jobId: job.id, reason: 'deadline', explanation: `the earliest start t=${r.at} ends at t=${r.end}, after its deadline t=${job.deadline}` });
+      decisions.push({ kind: 'reject', jobId: job.id, reason: 'deadline', explanation: `its earliest start, ${inTime(r.at - now)}, would end ${duration(r.end - job.deadline)} after its deadline` });
       return;
     }
     reservations.push(r);

@@ -5,3 +5,4 @@ export { schedule, decide, type PassOptions } from './engine.js';
 export { findFit, liveView, slotsOn, type Fit, type View } from './fit.js';
 export { demand, dominant, entitlement } from './policies.js';
 export { typicalWorkload } from './fragmentation.js';
+export { duration, explainDecision, inTime, type ExplainOptions } from './explain.js';

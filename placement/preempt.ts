@@ -41,6 +41,7 @@ export function chooseVictims(s: ClusterState, job: JobRequest, now: number, pol
   // below every running one (a blocked job would otherwise walk them all to find nothing).
   if (!guaranteeAllows && pol.order !== 'las' && !(s.lowestPriority() < r)) return undefined;
   for (const a of s.running.values()) {
+    if (a.job.preemptible === false) continue;
     const byRank = rank(pol, a.job) < r;
     const byGuarantee = !byRank && guaranteeAllows !== undefined && guaranteeAllows(a.job);
     if (byRank || byGuarantee) cands.push({ a, cost: lostWork(a, now), byGuarantee });

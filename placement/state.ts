@@ -18,6 +18,8 @@ export interface Allocation {
 export interface Group {
   name: string;
   nodes: number[];
+  /** The inventory named it (an island of one undeclared node is not topology a person should read about). */
+  declared?: boolean;
 }
 
 export interface Usage {
@@ -326,7 +328,7 @@ export class ClusterState {
       // Nodes without an island form a singleton island: spanning them is spanning islands.
       const iname = `${site}/${cluster}/${node.ibIsland ?? `node:${node.id}`}`;
       let ii = islandIdx.get(iname);
-      if (ii === undefined) islandIdx.set(iname, (ii = this.islands.push({ name: node.ibIsland ?? node.id, nodes: [] }) - 1));
+      if (ii === undefined) islandIdx.set(iname, (ii = this.islands.push({ name: node.ibIsland ?? node.id, nodes: [], declared: node.ibIsland !== undefined }) - 1));
       this.islands[ii].nodes.push(i);
       this.islandOf[i] = ii;
       if (node.nvlinkDomain !== undefined) {

@@ -99,6 +99,8 @@ export interface JobRequest {
   deadline?: number;
   delayTolerant?: boolean;
   checkpointable?: boolean;
+  /** false: never chosen as a preemption victim (work the caller does not own, e.g. another user's job). */
+  preemptible?: boolean;
   /** GPU-seconds already received (for least-attained-service ordering). */
   attained?: number;
 }

@@ -4,12 +4,11 @@ import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle } from '
 import { readFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { parsePipelineSpec, validatePipelineSpec } from '../contract/parse.js';
-import type { PipelineSpec, PipelineSpecInput, StageName } from '../contract/pipeline.js';
+import { DEADLINE_COMPENSATION_MARGIN_MS, type PipelineSpec, type PipelineSpecInput, type StageName } from '../contract/pipeline.js';
 import type { JobProgress } from '../contract/outcome.js';
 import type { PipelineResult, PipelineStatus, TimelineEntry } from '../contract/status.js';
-import type { PipelineTuning } from '../contract/tuning.js';
+import { validateTuning, type PipelineTuning } from '../contract/tuning.js';
 import type { ResumeInput } from '../workflows/pipeline.js';
-import { DEFAULT_GRACE_MS, defaultLeaseMs, leaseProblem } from '../contract/failover.js';
 import { SA_PIPELINE, SA_TENANT, TANDEM_SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { loadClientConfig } from '../config/worker.js';
@@ -101,17 +100,16 @@ export class TandemClient {
     if (opts.tuning?.failover && trainRuntime !== 'slurm' && trainRuntime !== 'auto') {
       throw new Error(`failover moves training between Slurm sites, but stages.train.runtime is "${trainRuntime}"; set it to "slurm" (or "auto") or launch without failover`);
     }
-    const fo = opts.tuning?.failover;
-    if (fo) {
-      const grace = fo.graceMs ?? DEFAULT_GRACE_MS;
-      const problem = leaseProblem(grace, fo.leaseTtlMs ?? defaultLeaseMs(grace));
-      if (problem) throw new Error(`${problem}; shorten the lease or lengthen the grace window (--failover-grace)`);
-    }
+    // The tuning's shape and timings (heartbeat timeout against the worker's heartbeat cadence, the
+    // failover lease inside its grace window), checked before anything starts.
+    if (opts.tuning !== undefined) validateTuning(opts.tuning, { heartbeatThrottleMs: DEFAULTS.heartbeatThrottleMs });
     const id = opts.id ?? `${valid.name}-${randomBytes(4).toString('hex')}`;
     let workflowExecutionTimeout: number | undefined;
     if (valid.deadline) {
-      workflowExecutionTimeout = Date.parse(valid.deadline) - Date.now();
-      if (workflowExecutionTimeout <= 0) throw new Error(`deadline ${valid.deadline} is already in the past; set a later deadline or remove it`);
+      const left = Date.parse(valid.deadline) - Date.now();
+      if (left <= 0) throw new Error(`deadline ${valid.deadline} is already in the past; set a later deadline or remove it`);
+      // The run stops itself at the deadline and compensates; the server's timeout only backstops it.
+      workflowExecutionTimeout = left + DEADLINE_COMPENSATION_MARGIN_MS;
     }
     await this.ensureSearchAttributes();
     const handle = await this.client.workflow.start('hybridPipeline', {

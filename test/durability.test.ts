@@ -9,7 +9,7 @@ import { LocalJobBackend } from '../backends/local-jobs.js';
 import { LocalServingBackend } from '../backends/local-serving.js';
 import { isAlive } from '../backends/proc.js';
 import { TandemClient } from '../sdk/client.js';
-import { address, spec, tempDir, uniqueQueue, waitFor } from './helpers.js';
+import { address, jobNameOf, spec, tempDir, uniqueQueue, waitFor } from './helpers.js';
 
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
@@ -40,12 +40,12 @@ describe('worker crash during training', () => {
     const queue = uniqueQueue(id);
     const tandem = await TandemClient.connect({ address: address(), taskQueue: queue });
     const jobs = new LocalJobBackend(home);
-    const trainJob = `tandem-${id}-train-1`;
     let w1: ChildProcess | undefined;
     let w2: ChildProcess | undefined;
     try {
       w1 = startWorkerProcess(home, queue);
       const h = await tandem.launch(trainSpec(), { id, tuning });
+      const trainJob = await jobNameOf(h.workflow, 'train', 1);
       await waitFor('training past its second checkpoint', async () => ((await jobs.status(trainJob).catch(() => undefined))?.progress?.step ?? 0) >= 25 || undefined, 60_000);
       const trainPid = jobs.pid(trainJob)!;
       w1.kill('SIGKILL');
@@ -55,7 +55,7 @@ describe('worker crash during training', () => {
       w2 = startWorkerProcess(home, queue);
       const result = await h.result();
       const lineage = readFileSync(join(runDirs(home, id).checkpoints, 'lineage.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Lineage);
-      return { timeline: await h.timeline(), result, lineage };
+      return { timeline: await h.timeline(), result, lineage, names: [trainJob, await jobNameOf(h.workflow, 'train', 2)] };
     } finally {
       w1?.kill('SIGKILL');
       w2?.kill('SIGTERM');
@@ -66,18 +66,20 @@ describe('worker crash during training', () => {
   }
 
   test('SIGKILL of the worker: a new worker re-attaches to the same training job; no second job starts', async () => {
-    const { timeline, result, lineage } = await scenario('durable-reattach', false);
+    const { timeline, result, lineage, names } = await scenario('durable-reattach', false);
     expect(result).toMatchObject({ checkpoint: { step: 120 }, trainingAttempts: 1 });
-    expect(lineage).toEqual([expect.objectContaining({ job: 'tandem-durable-reattach-train-1', resumedFromStep: 0 })]);
-    const submits = timeline.filter((e) => e.stage === 'train' && e.kind === 'job-submitted');
-    expect(submits).toHaveLength(1);
+    // The job's name is this run's own (run id in its hash), and the new worker watched that job.
+    expect(names[0]).toMatch(/^tandem-durable-reattach-[0-9a-z]{13}-train-1$/);
+    expect(lineage).toEqual([expect.objectContaining({ job: names[0], resumedFromStep: 0 })]);
+    const submits = timeline.filter((e) => e.stage === 'train' && (e.kind === 'job-submitted' || e.kind === 'job-adopted'));
+    expect(submits).toEqual([expect.objectContaining({ kind: 'job-submitted', jobId: names[0] })]);
   });
 
   test('SIGKILL of the worker and the training process: training resumes from its checkpoint in one lineage', async () => {
-    const { timeline: tl, result, lineage } = await scenario('durable-resume', true);
+    const { timeline: tl, result, lineage, names } = await scenario('durable-resume', true);
     expect(result).toMatchObject({ checkpoint: { step: 120 }, trainingAttempts: 2 });
     // One lineage: the first run from scratch, then exactly one restart that continues from a checkpoint.
-    expect(lineage.map((l) => l.job)).toEqual(['tandem-durable-resume-train-1', 'tandem-durable-resume-train-2']);
+    expect(lineage.map((l) => l.job)).toEqual(names);
     expect(lineage[0]!.resumedFromStep).toBe(0);
     expect(lineage[1]!.resumedFromStep).toBeGreaterThanOrEqual(20);
     expect(lineage[1]!.resumedFromStep % 10).toBe(0);

@@ -10,7 +10,7 @@ import { isAlive } from '../backends/proc.js';
 import { latestValidCheckpoint } from '../backends/checkpoints.js';
 import { loadPipelineSpec } from '../sdk/client.js';
 import { DEMO_SPEC } from '../cli/dev.js';
-import { spec, startWorker, tempDir, uniqueQueue, waitFor } from './helpers.js';
+import { jobNameOf, spec, startWorker, tempDir, uniqueQueue, waitFor } from './helpers.js';
 
 const tuning = { pollMaxMs: 500, heartbeatTimeoutMs: 5000 };
 
@@ -50,7 +50,7 @@ describe('local runtime end to end', () => {
     try {
       const h = await w.tandem.launch(spec({ stages: { train: { steps: 2000, checkpointEvery: 50, stepDelayMs: 20 } } }), { id: 'e2e-cancel', tuning });
       const jobs = new LocalJobBackend(home);
-      const job = 'tandem-e2e-cancel-train-1';
+      const job = await jobNameOf(h.workflow, 'train', 1);
       await waitFor('training to run', async () => ((await jobs.status(job).catch(() => undefined))?.progress?.step ?? 0) > 5 || undefined);
       const pid = jobs.pid(job)!;
       expect(isAlive(pid, undefined)).toBe(true);

@@ -7,6 +7,7 @@ import type { RecoveryActivities } from '../activities/recovery.js';
 import { createQuotaActivities } from '../activities/quota.js';
 import { failure } from '../contract/failures.js';
 import type { QuotasFile } from '../contract/quotas.js';
+import type { Routing } from '../contract/routing.js';
 
 export interface FakeScript {
   /** Final job states per stage, consumed one per attempt (default COMPLETED). */
@@ -26,6 +27,8 @@ export interface FakeScript {
   fenceFails?: boolean;
   /** Tenant quotas: holds go through the real quota activities and ledger (site "local"). */
   quotas?: QuotasFile;
+  /** The site every job would run at is migrating with this routing (staged migration, Phase 2). */
+  siteRouting?: { site: string; routing: Routing };
 }
 
 export function fakeActivities(script: FakeScript = {}) {
@@ -39,6 +42,10 @@ export function fakeActivities(script: FakeScript = {}) {
 
   const acts: TandemActivities = {
     ...createQuotaActivities(script.quotas, () => 'local'),
+    // Jobs here run on the local runtime: no Slurm site, so never a migrating one unless scripted (not recorded in calls).
+    async siteRouting() {
+      return script.siteRouting;
+    },
     async placeJob({ job }) {
       calls.push(`placeJob:${job.id}`);
       if (script.rejectPlacement && job.id.includes(`-${script.rejectPlacement}-`)) {

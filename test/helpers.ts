@@ -9,6 +9,8 @@ import { TandemClient } from '../sdk/client.js';
 import { validatePipelineSpec } from '../contract/parse.js';
 import type { PipelineSpec, PipelineSpecInput } from '../contract/pipeline.js';
 import type { BackendMap } from '../activities/runtimes.js';
+import { lineageJobName } from '../workflows/pipeline/identity.js';
+import type { JobStage } from '../workflows/pipeline/job-shape.js';
 
 let runtimeInstalled = false;
 function installQuietRuntime(): void {
@@ -78,4 +80,9 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined> 
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/** The name the pipeline gives a job of the run's current execution (workflows/pipeline/identity.ts). */
+export async function jobNameOf(workflow: { workflowId: string; describe(): Promise<{ runId: string }> }, stage: JobStage, attempt: number): Promise<string> {
+  return lineageJobName({ workflowId: workflow.workflowId, runId: (await workflow.describe()).runId }, stage, attempt);
 }

@@ -8,7 +8,7 @@ import { runDirs } from '../activities/run-store.js';
 import { historyFromFile, replayHistory, explainDivergence } from '../workers/replay.js';
 import { formatRunReport } from '../cli/runs.js';
 import { fakeActivities } from './fake-activities.js';
-import { spec, startWorker, tempDir, uniqueQueue, waitFor, workflowBundle } from './helpers.js';
+import { jobNameOf, spec, startWorker, tempDir, uniqueQueue, waitFor, workflowBundle } from './helpers.js';
 
 describe('tandem runs', () => {
   test('retry after a deploy failure re-runs from just before deploy; training ran once', async () => {
@@ -17,6 +17,7 @@ describe('tandem runs', () => {
     try {
       const h = await w.tandem.launch(spec({ tenant: 'ops-a' }), { id: 'runs-retry-1' });
       await expect(h.result()).rejects.toThrow();
+      const train1 = await jobNameOf(h.workflow, 'train', 1);
       const runs = new Runs(w.tandem);
       const before = await runs.show('runs-retry-1');
       expect(before.stages.map((s) => [s.name, s.status])).toEqual([['preprocess', 'completed'], ['train', 'completed'], ['checkpoint', 'compensated'], ['deploy', 'failed']]);
@@ -27,7 +28,7 @@ describe('tandem runs', () => {
       expect(res).toMatchObject({ requested: 'deploy', from: 'checkpoint' });
       const result = await w.tandem.client.workflow.getHandle('runs-retry-1').result();
       expect(result).toMatchObject({ completion: 'positive (p=0.9)' });
-      expect(fake.calls.filter((c) => c.startsWith('submitJob:') && c.includes('-train-'))).toEqual(['submitJob:tandem-runs-retry-1-train-1']);
+      expect(fake.calls.filter((c) => c.startsWith('submitJob:') && c.includes('-train-'))).toEqual([`submitJob:${train1}`]);
       expect(fake.calls.filter((c) => c === 'awaitReadiness')).toHaveLength(2);
       const after = await runs.show('runs-retry-1');
       expect(after.runId).toBe(res.runId);
@@ -54,6 +55,7 @@ describe('tandem runs', () => {
     try {
       const h = await w.tandem.launch(spec(), { id: 'runs-node-1' });
       await h.result();
+      const first = [await jobNameOf(h.workflow, 'preprocess', 1), await jobNameOf(h.workflow, 'train', 1)];
       await expect(runs.retry('runs-node-1')).rejects.toThrow(/completed successfully; nothing failed to retry \(use --node/);
       await expect(runs.retry('runs-node-1', { node: 'training' })).rejects.toThrow(/--node must be one of preprocess, train, checkpoint, deploy/);
       await expect(runs.retry('no-such-run')).rejects.toThrow(new RunError('no run with id "no-such-run" in namespace default (see `tandem runs list`)'));
@@ -61,7 +63,10 @@ describe('tandem runs', () => {
       const res = await runs.retry('runs-node-1', { node: 'train' });
       expect(res.from).toBe('train');
       await w.tandem.client.workflow.getHandle('runs-node-1').result();
-      expect(fake.calls.filter((c) => c.startsWith('submitJob:'))).toEqual(['submitJob:tandem-runs-node-1-preprocess-1', 'submitJob:tandem-runs-node-1-train-1', 'submitJob:tandem-runs-node-1-train-1']);
+      // The reset run is a new lineage: its train job has a new name instead of adopting the first one.
+      const retried = await jobNameOf(h.workflow, 'train', 1);
+      expect(retried).not.toBe(first[1]);
+      expect(fake.calls.filter((c) => c.startsWith('submitJob:'))).toEqual([...first, retried].map((n) => `submitJob:${n}`));
 
       const blocked = fakeActivities({ blockOn: 'train' });
       const w2 = await startWorker({ taskQueue: uniqueQueue('runs-running'), activities: blocked.acts });
@@ -87,9 +92,10 @@ describe('tandem runs', () => {
       const failing = spec({ retry: { maxAttempts: 1 }, stages: { train: { steps: 60, checkpointEvery: 10, env: { TANDEM_FAIL_AT_STEP: '35' } }, deploy: { readinessTimeout: '30s' } } });
       const h = await w.tandem.launch(failing, { id: 'runs-resume-1', tuning: { pollMaxMs: 300 } });
       await expect(h.result()).rejects.toThrow();
+      const train1 = await jobNameOf(h.workflow, 'train', 1);
       const shown = await runs.show('runs-resume-1');
       expect(shown.stages[1]).toMatchObject({ name: 'train', status: 'failed', jobs: [expect.objectContaining({ state: 'FAILED' })] });
-      expect(formatRunReport(shown)).toMatch(/train\s+failed\s+1\s+local:tandem-runs-resume-1-train-1=FAILED/);
+      expect(formatRunReport(shown)).toMatch(new RegExp(`train\\s+failed\\s+1\\s+local:${train1}=FAILED`));
 
       const fixed = { ...failing, stages: { ...failing.stages, train: { ...failing.stages.train, env: {} } } };
       const resumed = await runs.resume('runs-resume-1', { spec: fixed, newId: 'runs-resume-2' });
@@ -97,8 +103,8 @@ describe('tandem runs', () => {
       expect(result.checkpoint.step).toBe(60);
       const lineage = readFileSync(join(runDirs(home, 'runs-resume-1').checkpoints, 'lineage.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { job: string; resumedFromStep: number });
       expect(lineage).toEqual([
-        expect.objectContaining({ job: 'tandem-runs-resume-1-train-1', resumedFromStep: 0 }),
-        expect.objectContaining({ job: 'tandem-runs-resume-2-train-1', resumedFromStep: 30 }),
+        expect.objectContaining({ job: train1, resumedFromStep: 0 }),
+        expect.objectContaining({ job: await jobNameOf(resumed.workflow, 'train', 1), resumedFromStep: 30 }),
       ]);
       const report = await runs.show('runs-resume-2');
       expect(report.input?.resume).toEqual({ from: 'runs-resume-1', runKey: 'runs-resume-1', reuse: ['preprocess'] });

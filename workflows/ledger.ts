@@ -1,8 +1,11 @@
 // A durable quota/reservation ledger per site, as an entity workflow. Pipelines admit a hold before
 // they submit and release it when they finish; Temporal runs update handlers one at a time, so the
 // validator's check and the handler's booking can never interleave and concurrent pipelines never
-// push a tenant past its quota. Continues as new before the history grows large.
-import { allHandlersFinished, condition, continueAsNew, defineQuery, defineUpdate, setHandler, workflowInfo } from '@temporalio/workflow';
+// push a tenant past its quota. A hold whose run closed without releasing it (terminated, timed out)
+// is released by the ledger itself: every LEDGER_RECONCILE_MS it asks which holders have closed.
+// Continues as new before the history grows large.
+import { allHandlersFinished, condition, continueAsNew, defineQuery, defineUpdate, isCancellation, log, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { PATCHES } from './pipeline/patches.js';
 
 export interface Amount {
   cpus: number;
@@ -10,10 +13,17 @@ export interface Amount {
   memoryMB: number;
 }
 
+export interface Hold extends Amount {
+  tenant: string;
+  /** The workflow id of the run that booked it; holds booked before holders were recorded have none
+   *  and are only released by their run or an operator (`tandem quotas release`). */
+  holder?: string;
+}
+
 export interface LedgerState {
   site: string;
   quotas: Record<string, Partial<Amount>>;
-  holds: Record<string, { tenant: string } & Amount>;
+  holds: Record<string, Hold>;
 }
 
 export interface LedgerInput extends LedgerState {
@@ -27,6 +37,8 @@ export interface AdmitRequest extends Amount {
   /** The tenant's quota as the admitting worker is configured now; it replaces the recorded one, so
    *  an edited quotas file takes effect without restarting the ledger. */
   quota?: Partial<Amount>;
+  /** The booking run's workflow id (the quota activity fills it in from its caller). */
+  holder?: string;
 }
 
 export interface Usage extends Amount {
@@ -35,8 +47,19 @@ export interface Usage extends Amount {
 }
 
 export const admitUpdate = defineUpdate<{ holdId: string; usage: Amount }, [AdmitRequest]>('admit');
-export const releaseUpdate = defineUpdate<{ released: boolean }, [{ holdId: string }]>('release');
+/** Idempotent: releasing a hold that is not held answers `released: false`. */
+export const releaseUpdate = defineUpdate<{ released: boolean; hold?: Hold }, [{ holdId: string }]>('release');
 export const usageQuery = defineQuery<Usage[]>('usage');
+export const holdsQuery = defineQuery<Record<string, Hold>>('holds');
+
+/** How often the ledger looks for holds whose run has closed without releasing them. */
+export const LEDGER_RECONCILE_MS = 30_000;
+
+/** What the ledger asks its workers (activities/quota.ts serves it on the ledger's task queue). */
+export interface LedgerActivities {
+  /** Which of these workflow ids have no running run any more. */
+  closedQuotaHolders(input: { holders: string[] }): Promise<string[]>;
+}
 
 const zero = (): Amount => ({ cpus: 0, gpus: 0, memoryMB: 0 });
 export const AMOUNT_KEYS = ['cpus', 'gpus', 'memoryMB'] as const;
@@ -71,6 +94,29 @@ export function refusal(state: LedgerState, req: AdmitRequest): string | undefin
   return undefined;
 }
 
+/** Releases the holds whose run has closed (the ledger's workers answer which); returns how many. */
+async function releaseClosedHolders(state: LedgerState): Promise<number> {
+  // A quick describe per holder; one that keeps failing is asked again next interval.
+  const { closedQuotaHolders } = proxyActivities<LedgerActivities>({ startToCloseTimeout: '1m', retry: { maximumAttempts: 3 } });
+  const holders = [...new Set(Object.values(state.holds).flatMap((h) => (h.holder ? [h.holder] : [])))].sort();
+  let closed: string[];
+  try {
+    closed = await closedQuotaHolders({ holders });
+  } catch (e) {
+    if (isCancellation(e)) throw e;
+    log.warn('could not tell which quota holders have closed; asking again next interval', { error: String(e) });
+    return 0;
+  }
+  let released = 0;
+  for (const [holdId, h] of Object.entries(state.holds)) {
+    if (!h.holder || !closed.includes(h.holder)) continue;
+    delete state.holds[holdId];
+    released++;
+    log.info('released the quota hold of a closed run', { holdId, holder: h.holder, site: state.site });
+  }
+  return released;
+}
+
 export async function quotaLedger(input: LedgerInput): Promise<never> {
   const state: LedgerState = { site: input.site, quotas: input.quotas, holds: { ...input.holds } };
   const maxOps = input.maxOpsPerRun ?? 1000;
@@ -81,7 +127,7 @@ export async function quotaLedger(input: LedgerInput): Promise<never> {
     (req) => {
       if (req.quota) state.quotas[req.tenant] = req.quota;
       if (!state.holds[req.holdId]) {
-        state.holds[req.holdId] = { tenant: req.tenant, cpus: req.cpus, gpus: req.gpus, memoryMB: req.memoryMB };
+        state.holds[req.holdId] = { tenant: req.tenant, cpus: req.cpus, gpus: req.gpus, memoryMB: req.memoryMB, ...(req.holder ? { holder: req.holder } : {}) };
         ops++;
       }
       return { holdId: req.holdId, usage: usageOf(state, req.tenant) };
@@ -95,17 +141,29 @@ export async function quotaLedger(input: LedgerInput): Promise<never> {
     },
   );
   setHandler(releaseUpdate, ({ holdId }) => {
-    const released = holdId in state.holds;
+    const hold = state.holds[holdId];
     delete state.holds[holdId];
-    if (released) ops++;
-    return { released };
+    if (hold) ops++;
+    return hold ? { released: true, hold } : { released: false };
   });
+  setHandler(holdsQuery, () => state.holds);
   setHandler(usageQuery, () => {
     const tenants = new Set([...Object.keys(state.quotas), ...Object.values(state.holds).map((h) => h.tenant)]);
     return [...tenants].sort().map((tenant) => ({ tenant, ...usageOf(state, tenant), quota: state.quotas[tenant] ?? {} }));
   });
 
-  await condition(() => ops >= maxOps || workflowInfo().continueAsNewSuggested);
+  const newRunDue = () => ops >= maxOps || workflowInfo().continueAsNewSuggested;
+  // Ledgers started before reconciliation only wait for their next run (which reconciles).
+  if (patched(PATCHES.ledgerReconcile)) {
+    const watched = () => Object.values(state.holds).some((h) => h.holder);
+    for (;;) {
+      await condition(() => newRunDue() || watched());
+      if (newRunDue() || (await condition(newRunDue, LEDGER_RECONCILE_MS))) break;
+      ops += await releaseClosedHolders(state);
+    }
+  } else {
+    await condition(newRunDue);
+  }
   await condition(allHandlersFinished);
   return continueAsNew<typeof quotaLedger>({ ...state, maxOpsPerRun: input.maxOpsPerRun });
 }

@@ -77,7 +77,7 @@ export async function migrationPhase1({ plan, runKey }: PhaseInput): Promise<Pha
     const existing = snap.partitions.find((p) => p.name === plan.tandemPartition);
     const pilot = choosePilotNodes(legacy.nodes, plan.pilotShare);
     // Undo is recorded before each change, so a crash between the two leaves nothing unrecorded.
-    undo.push(existing ? { kind: 'set-partition', partition: existing } : { kind: 'delete-partition', name: plan.tandemPartition });
+    undo.push(existing ? { kind: 'set-partition', partition: existing } : { kind: 'delete-partition', name: plan.tandemPartition, moveTo: plan.legacyPartition });
     await acts.applyPartition(plan.site, { name: plan.tandemPartition, nodes: [...new Set([...(existing?.nodes ?? []), ...pilot])], state: 'UP' });
     undo.push({ kind: 'set-partition', partition: legacy });
     await acts.applyPartition(plan.site, { ...legacy, nodes: legacy.nodes.filter((n) => !pilot.includes(n)) });
@@ -112,13 +112,15 @@ export async function migrationPhase2(input: PhaseInput): Promise<PhaseResult> {
   setHandler(resumeSignal, () => void (paused = false));
   const steps = plan.phase2.steps;
   let percent = input.resumeAt ? steps[input.resumeAt - 1]! : 0;
+  // Pipelines that submit a Slurm job at the site read this (activities/routing.ts) and route by it.
+  const pools = { tandem: plan.tandemPartition, legacy: plan.legacyPartition };
   try {
     for (let i = input.resumeAt ?? 0; i < steps.length; i++) {
       await condition(() => !paused);
-      const prev = await acts.setRouting(plan.site, { percent: steps[i]!, policies: [] });
-      if (undo.length === 0) undo.push({ kind: 'set-routing', percent: prev.percent, policies: prev.policies });
+      const prev = await acts.setRouting(plan.site, { percent: steps[i]!, policies: [], pools });
+      if (undo.length === 0) undo.push({ kind: 'set-routing', percent: prev.percent, policies: prev.policies, ...(prev.pools ? { pools: prev.pools } : {}) });
       percent = steps[i]!;
-      note(`routing ${percent}% of new pipelines through Tandem`);
+      note(`routing ${percent}% of new pipelines through Tandem (${plan.tandemPartition}; the rest ${plan.legacyPartition})`);
       const since = Date.now();
       await sleep(durationMs(plan.phase2.observeFor));
       await condition(() => !paused);
@@ -163,8 +165,8 @@ export async function migrationPhase3({ plan }: PhaseInput): Promise<PhaseResult
     const oversubscribe = plan.phase3.enable.includes('oversubscription') ? 'YES:2' : tandem.overSubscribe;
     await acts.applyPartition(plan.site, { ...tandem, nodes: merged, overSubscribe: oversubscribe });
     note(`drained ${plan.legacyPartition}; ${plan.tandemPartition} now has all ${merged.length} nodes${oversubscribe === 'YES:2' ? ', oversubscription on' : ''}`);
-    const prev = await acts.setRouting(plan.site, { percent: 100, policies: plan.phase3.enable });
-    undo.push({ kind: 'set-routing', percent: prev.percent, policies: prev.policies });
+    const prev = await acts.setRouting(plan.site, { percent: 100, policies: plan.phase3.enable, pools: { tandem: plan.tandemPartition, legacy: plan.legacyPartition } });
+    undo.push({ kind: 'set-routing', percent: prev.percent, policies: prev.policies, ...(prev.pools ? { pools: prev.pools } : {}) });
     note(`routing 100% through Tandem; policies enabled: ${plan.phase3.enable.join(', ') || 'none'}`);
     return { outcome: 'passed', reason: 'cut over', undo, gates: [], pools: { legacy: 0, tandem: merged.length }, routingPercent: 100, policies: plan.phase3.enable, log };
   } catch (err) {

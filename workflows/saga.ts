@@ -5,6 +5,8 @@ import { CancellationScope, log } from '@temporalio/workflow';
 export interface Compensation {
   id: string;
   description: string;
+  /** What it did, in the past tense, for a run's summary of how it ended ("cancelled train job 42"). */
+  done?: string;
   run: () => Promise<void>;
 }
 

@@ -5,6 +5,7 @@
 import { slurmTime } from '../../contract/duration.js';
 import type { JobRequest } from '../types.js';
 import { InvalidRequestError } from './errors.js';
+import { encodeJobLabels } from '../../contract/job-labels.js';
 
 /** The resource request in Slurm terms; rendered both as #SBATCH lines and as REST job properties. */
 export interface SlurmDirectives {
@@ -20,6 +21,8 @@ export interface SlurmDirectives {
   account?: string;
   constraint?: string;
   reservation?: string;
+  /** Tandem's job label (contract/job-labels.ts): how placement tells its own jobs from everyone else's. */
+  comment?: string;
   standardOutput: string;
   standardError: string;
   workingDirectory: string;
@@ -38,6 +41,7 @@ const SAFE = /^[A-Za-z0-9._:+-]{1,128}$/;
 const CONSTRAINT = /^[A-Za-z0-9_&|()[\]*:,-]{1,256}$/;
 // Paths Slurm opens for the job: absolute, no spaces, quotes, '%' patterns or shell metacharacters.
 const PATH = /^\/[A-Za-z0-9._/+-]{0,1023}$/;
+const LABEL = /^[A-Za-z0-9._;=%-]{1,1024}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
 function check(field: string, value: string, re: RegExp): string {
@@ -72,6 +76,7 @@ export function directivesFor(req: JobRequest, workDir: string): SlurmDirectives
     account: r.account === undefined ? undefined : check('account', r.account, SAFE),
     constraint: r.constraint === undefined ? undefined : check('constraint', r.constraint, CONSTRAINT),
     reservation: r.reservation === undefined ? undefined : check('reservation', r.reservation, SAFE),
+    comment: req.labels === undefined ? undefined : check('job label', encodeJobLabels(req.labels), LABEL),
     standardOutput: `${dir}/${jobName}.out`,
     standardError: `${dir}/${jobName}.err`,
     workingDirectory: dir,
@@ -91,6 +96,7 @@ export function sbatchLines(d: SlurmDirectives): string[] {
     ...(d.account ? [`--account=${d.account}`] : []),
     ...(d.constraint ? [`--constraint=${d.constraint}`] : []),
     ...(d.reservation ? [`--reservation=${d.reservation}`] : []),
+    ...(d.comment ? [`--comment=${d.comment}`] : []),
     // Tandem fails over and restores from checkpoints itself; a silent requeue would fight that.
     '--no-requeue',
     `--chdir=${d.workingDirectory}`,

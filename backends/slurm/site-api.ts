@@ -11,6 +11,16 @@ export interface SiteJob {
   stateReason?: string;
   standardOutput?: string;
   standardError?: string;
+  /** The job's comment: Tandem's label (backends/labels.ts) on the jobs it submitted. */
+  comment?: string;
+  /** Where and with what it runs, where the API reports it (placement's inventory). */
+  nodes?: string;
+  nodeCount?: number;
+  /** Allocated TRES, "cpu=2,mem=512M,node=1,gres/gpu=1". */
+  tres?: string;
+  /** Epoch seconds. */
+  startTime?: number;
+  timeLimitMinutes?: number;
 }
 
 export interface SiteApi {

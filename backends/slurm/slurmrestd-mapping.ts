@@ -60,6 +60,15 @@ interface V0038Job {
   standard_output?: string;
   standard_error?: string;
   user_name?: string;
+  comment?: string;
+  /** Hostlist of the nodes it runs on, e.g. "c[1-2]". */
+  nodes?: string;
+  node_count?: number;
+  /** e.g. "cpu=2,mem=512M,node=1,billing=2,gres/gpu=1": what it holds while it runs. */
+  tres_alloc_str?: string;
+  start_time?: number;
+  /** Minutes. */
+  time_limit?: number;
 }
 
 function v0038(): SlurmrestdMapping {
@@ -110,6 +119,7 @@ function v0038(): SlurmrestdMapping {
           ...(d.account ? { account: d.account } : {}),
           ...(d.constraint ? { constraints: d.constraint } : {}),
           ...(d.reservation ? { reservation: d.reservation } : {}),
+          ...(d.comment ? { comment: d.comment } : {}),
           // `requeue` is deliberately absent: 22.05.8's v0.0.38 parser turns requeue:false into Requeue=1.
           // The site's JobRequeue default applies instead.
           current_working_directory: d.workingDirectory,
@@ -133,6 +143,12 @@ function v0038(): SlurmrestdMapping {
         stateReason: j.state_description || j.state_reason,
         standardOutput: j.standard_output || undefined,
         standardError: j.standard_error || undefined,
+        comment: j.comment || undefined,
+        nodes: j.nodes || undefined,
+        nodeCount: j.node_count,
+        tres: j.tres_alloc_str || undefined,
+        startTime: j.start_time,
+        timeLimitMinutes: j.time_limit,
       }));
     },
     errors(body) {

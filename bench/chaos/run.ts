@@ -24,6 +24,7 @@ import { startTwoSites, type TestSite } from '../../test/recovery/sites.js';
 import { CLIENT } from '../../test/slurm/firecrest-bed.js';
 import { waitFor } from '../../test/helpers.js';
 import type { SiteDescriptor } from './worker.js';
+import { lineageJobName } from '../../workflows/pipeline/identity.js';
 
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const WORKER = new URL('./worker.ts', import.meta.url).pathname;
@@ -144,6 +145,9 @@ const progressStep = (s: TestSite, job: string) => {
     return 0;
   }
 };
+/** Run ids by workflow id: a run's job names hash its run id (workflows/pipeline/identity.ts). */
+const runIds = new Map<string, string>();
+const trainJob = (id: string, attempt: number) => lineageJobName({ workflowId: id, runId: runIds.get(id) ?? '' }, 'train', attempt);
 const lineage = (s: TestSite, id: string) => {
   const f = join(runDirs(s.root, id).checkpoints, 'lineage.jsonl');
   return existsSync(f) ? readFileSync(f, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { job: string; resumedFromStep: number }) : [];
@@ -173,7 +177,7 @@ function overlaps(id: string, timeline: TimelineEntry[]): number {
   for (let k = 1; k < jobs.length; k++) {
     const old = jobs[k - 1]!;
     const at = sites.find((s) => s.cluster.name === old.site);
-    const f = at && join(at.cluster.workDir, `tandem-${id}-train-${old.attempt}.progress.json`);
+    const f = at && join(at.cluster.workDir, `${trainJob(id, old.attempt ?? 1)}.progress.json`);
     if (f && existsSync(f) && statSync(f).mtimeMs > Date.parse(jobs[k]!.at) + 500) n++;
   }
   return n;
@@ -192,6 +196,7 @@ async function trial(t: Trial): Promise<{ ok: boolean; duplicates: number; leake
   let runMs = 0;
   try {
     const h = await tandem.launch(specFor(t.steps, { deadline: t.deadline }), { id: t.id, tuning: t.tuning });
+    runIds.set(t.id, (await h.workflow.describe()).runId);
     await waitFor('the worker to pick the run up', async () => ((await h.timeline()).length ? true : undefined), 60_000);
     const picked = Date.now();
     const l = t.chaos ? await t.chaos({ id: t.id, sup, tandem }) : undefined;
@@ -260,7 +265,7 @@ const ids = (base: string): string[] => Array.from({ length: REPEAT }, (_, k) =>
 
 /** Lost work after a failover: the old site's last trained step minus where the new job resumed. */
 function lostAfter(id: string, from: TestSite, to: TestSite): number {
-  const last = progressStep(from, `tandem-${id}-train-1`);
+  const last = progressStep(from, trainJob(id, 1));
   const resumed = lineage(to, id)[0]?.resumedFromStep ?? 0;
   return last - resumed;
 }
@@ -295,7 +300,7 @@ try {
     steps: 120,
     tuning: fo(),
     chaos: async ({ id }) => {
-      await waitFor('training at zurich', () => (progressStep(zurich, `tandem-${id}-train-1`) >= 35 ? true : undefined), 120_000);
+      await waitFor('training at zurich', () => (progressStep(zurich, trainJob(id, 1)) >= 35 ? true : undefined), 120_000);
       await zurich.outage();
       await waitFor('resumption at lugano', () => (lineage(lugano, id).length ? true : undefined), 120_000);
       const lost = lostAfter(id, zurich, lugano);
@@ -310,7 +315,7 @@ try {
     steps: 100,
     tuning: fo(),
     chaos: async ({ id }) => {
-      await waitFor('training at zurich', () => (progressStep(zurich, `tandem-${id}-train-1`) >= 32 ? true : undefined), 120_000);
+      await waitFor('training at zurich', () => (progressStep(zurich, trainJob(id, 1)) >= 32 ? true : undefined), 120_000);
       await zurich.cluster.cli('scontrol', ['update', `nodename=${zurich.cluster.node}`, 'state=down', 'reason=chaos']);
       const newest = listCheckpoints(runDirs(zurich.root, id).checkpoints)[0]!;
       const f = join(newest.path, 'weights.json');
@@ -346,7 +351,7 @@ try {
     // It waited for a healthy site, then failed cleanly: every compensation ran, none failed.
     check: (tl) => (!tl.some((e) => e.kind === 'site-wait') ? 'never waited for a healthy site' : tl.some((e) => e.kind === 'compensation-failed') ? `a compensation failed: ${tl.find((e) => e.kind === 'compensation-failed')!.message}` : !tl.some((e) => e.kind === 'pipeline-failed') ? 'no pipeline-failed entry' : undefined),
     chaos: async ({ id }) => {
-      await waitFor('training at zurich', () => (progressStep(zurich, `tandem-${id}-train-1`) >= 15 ? true : undefined), 120_000);
+      await waitFor('training at zurich', () => (progressStep(zurich, trainJob(id, 1)) >= 15 ? true : undefined), 120_000);
       await Promise.all([zurich.outage(), lugano.outage()]);
     },
     // Revived after the run and before the audit, which then sees what they did with the old job.
@@ -359,7 +364,7 @@ try {
     steps: 80,
     tuning: fo(),
     chaos: async ({ id }) => {
-      await waitFor('training at zurich', () => (progressStep(zurich, `tandem-${id}-train-1`) >= 20 ? true : undefined), 120_000);
+      await waitFor('training at zurich', () => (progressStep(zurich, trainJob(id, 1)) >= 20 ? true : undefined), 120_000);
       await server.stop();
       await sleep(2000);
       server = await startDevServer({ dbFile, port, startTimeoutMs: 90_000 });

@@ -76,6 +76,33 @@ spec:
   expect(byName[`${st.name}.onExit`]!.outputs?.result).toBe('Succeeded');
 });
 
+test('a workflow name too long for job names: every pod still gets a job of its own', async () => {
+  // 130 characters: the job names are cut to 120, which used to drop the node, attempt and run id.
+  const name = `long-${'name-'.repeat(25)}`;
+  const { done } = await run(`apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {generateName: ${name}}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - {name: one, template: echo, arguments: {parameters: [{name: msg, value: first}]}}
+    - - {name: two, template: echo, arguments: {parameters: [{name: msg, value: second}]}}
+  - name: echo
+    inputs: {parameters: [{name: msg}]}
+    script: {image: alpine, command: [sh], source: 'echo "{{inputs.parameters.msg}}"'}
+`);
+  const st = await done;
+  expect(st.phase).toBe('Succeeded');
+  const byName = Object.fromEntries(Object.values(st.nodes).map((n) => [n.displayName, n]));
+  // Adopting the first pod's finished job would give the second its output.
+  expect([byName.one!.outputs?.result, byName.two!.outputs?.result]).toEqual(['first', 'second']);
+  const jobs = [byName.one!.jobName!, byName.two!.jobName!];
+  expect(jobs[0]).not.toBe(jobs[1]);
+  for (const j of jobs) expect(j.length).toBeLessThanOrEqual(120);
+});
+
 test('retryStrategy retries a failing pod up to its limit, then the workflow fails with the pod message', async () => {
   const { done } = await run(`apiVersion: argoproj.io/v1alpha1
 kind: Workflow

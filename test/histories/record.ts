@@ -24,7 +24,7 @@ import { parseQuotasFile } from '../../contract/quotas.js';
 
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
-const scenarios: Record<string, FakeScript & { tuning?: PipelineTuning }> = {
+const scenarios: Record<string, FakeScript & { tuning?: PipelineTuning; deadlineInMs?: number }> = {
   'hybridPipeline-happy': {},
   'hybridPipeline-train-retry': { jobStates: { train: ['NODE_FAIL', 'COMPLETED'] } },
   'hybridPipeline-deploy-gate-fails': { failGate: true },
@@ -32,6 +32,10 @@ const scenarios: Record<string, FakeScript & { tuning?: PipelineTuning }> = {
   'hybridPipeline-failover': { jobStates: { train: ['NODE_FAIL', 'COMPLETED'] }, tuning: { failover: { sites: ['zurich', 'lugano'] } } },
   // Tenant quotas: each job stage holds its CPUs in the site's ledger and releases them when it ends.
   'hybridPipeline-quota': { quotas: parseQuotasFile('quotas:\n  "*":\n    default: {cpus: 8}\n') },
+  // Staged migration, Phase 2: the site routes 100% through Tandem, so both job stages go to its partition.
+  'hybridPipeline-migration-routing': { siteRouting: { site: 'zurich', routing: { percent: 100, policies: [], pools: { tandem: 'tandem', legacy: 'batch' } } } },
+  // The deadline timer fires while the train job runs: job cancelled, hold released, DeadlineExceeded.
+  'hybridPipeline-deadline': { blockOn: 'train', quotas: parseQuotasFile('quotas:\n  "*":\n    default: {cpus: 8}\n'), deadlineInMs: 5000 },
 };
 // `npm run histories:record -- <name>…` records only those (by file name without .json); all by default.
 const only = process.argv.slice(2);
@@ -82,6 +86,20 @@ spec:
     inputs: {parameters: [{name: msg}]}
     script: {image: alpine, command: [sh], source: 'echo "{{inputs.parameters.msg}}"'}
 `;
+// A name that makes pod job names too long for the targets: they end in a hash (ARGO_PATCHES.podNames).
+const ARGO_LONG_NAME = `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: recorded-argo-${'long-name-'.repeat(12)}x}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - {name: one, template: echo}
+    - - {name: two, template: echo}
+  - name: echo
+    script: {image: alpine, command: [sh], source: 'echo long'}
+`;
 const dir = mkdtempSync(join(tmpdir(), 'tandem-record-'));
 const server = await startDevServer({ dbFile: join(dir, 'temporal.db') });
 try {
@@ -92,7 +110,8 @@ try {
     const { worker, connection } = await createTandemWorker({ address: server.address, taskQueue, home: dir, activities: fake.acts });
     const tandem = await TandemClient.connect({ address: server.address, taskQueue });
     await worker.runUntil(async () => {
-      const h = await tandem.launch(validatePipelineSpec({ name: 'recorded', retry: { initialInterval: '100ms' } }), { id: name, tuning: script.tuning });
+      const deadline = script.deadlineInMs ? new Date(Date.now() + script.deadlineInMs).toISOString() : undefined;
+      const h = await tandem.launch(validatePipelineSpec({ name: 'recorded', retry: { initialInterval: '100ms' }, ...(deadline ? { deadline } : {}) }), { id: name, tuning: script.tuning });
       await h.result().catch(() => undefined);
       const history = await h.workflow.fetchHistory();
       save(name, history, name);
@@ -113,6 +132,9 @@ try {
       const patchedRun = await argo.submit(prepare('recorded-argo-patches.yaml', { text: ARGO_PATCHED }));
       await argo.wait(patchedRun.id);
       save('argoWorkflow-memoize-mutex', await argo.client.workflow.getHandle(`argo-${patchedRun.id}`).fetchHistory(), `argo-${patchedRun.id}`);
+      const longRun = await argo.submit(prepare('recorded-argo-long-name.yaml', { text: ARGO_LONG_NAME }));
+      await argo.wait(longRun.id);
+      save('argoWorkflow-long-name', await argo.client.workflow.getHandle(`argo-${longRun.id}`).fetchHistory(), `argo-${longRun.id}`);
       for await (const lock of argo.client.workflow.list({ query: `WorkflowType = 'argoLock'` })) {
         await argo.client.workflow.getHandle(lock.workflowId).result().catch(() => undefined);
         save('argoLock-mutex', await argo.client.workflow.getHandle(lock.workflowId).fetchHistory(), lock.workflowId);

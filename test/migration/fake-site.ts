@@ -50,7 +50,7 @@ export function fakeSite(script: FakeSiteScript = {}) {
     async applyUndo(site, s: UndoStep) {
       if (s.kind === 'set-partition') await acts.applyPartition(site, s.partition);
       else if (s.kind === 'delete-partition') await acts.removePartition(site, s.name);
-      else await acts.setRouting(site, { percent: s.percent, policies: s.policies });
+      else await acts.setRouting(site, { percent: s.percent, policies: s.policies, ...(s.pools ? { pools: s.pools } : {}) });
     },
     async runBenchmarks(_site, input) {
       await script.holdBenchmarks;

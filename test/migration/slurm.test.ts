@@ -104,24 +104,8 @@ describe('staged migration on real Slurm', () => {
     }
   });
 
-  test('an SLO breach in Phase 2 (failing jobs in the Tandem pool) falls back: routing 0%, nodes returned', async () => {
-    const before = await snapshot();
-    const home = tempDir('mig-home');
-    const w = await inProcessWorker(home);
-    try {
-      const h = await client.workflow.start(stagedMigration, { taskQueue: w.taskQueue, workflowId: uniqueQueue('mig-slo'), args: [{ plan: plan({ phase2: { steps: [100], observeFor: '8s' } }) }] });
-      await until(h, 'phase 2', (s) => s.state === 'phase2');
-      // Real failures in Tandem's pool while the step is watched.
-      for (let i = 0; i < 3; i++) await site.admin.run('sbatch', ['-p', 'tandem', '-J', `tandem-slo-breach-${i}`, '-D', site.cluster.workDir, '-o', '/dev/null', '--wrap', 'exit 3']);
-      const st = await until(h, 'the fallback', (s) => s.state === 'failed');
-      expect(st.gates.at(-1)).toMatchObject({ phase: 'phase2', passed: false, reason: expect.stringMatching(/^error rate 100\.0% > 5\.0% \(3\/\d+ jobs failed\)/) });
-      expect(JSON.parse(readFileSync(join(home, 'sites', 'mig', 'routing.json'), 'utf8'))).toEqual({ percent: 0, policies: [] });
-      expect(await snapshot()).toEqual(before);
-      await h.terminate('test done');
-    } finally {
-      await w.stop();
-    }
-  });
+  // Phase 2's SLO gate judges the pipelines routed to Tandem's pool, so its breach and fallback are
+  // tested with real routed pipelines in routing.test.ts (hand-made jobs no longer count).
 
   test('worker killed mid-phase: a new worker resumes and no node is moved twice', async () => {
     const home = tempDir('mig-home');

@@ -37,7 +37,7 @@ describe('stagedMigration', () => {
       expect(site.partitions.get('batch')).toMatchObject({ nodes: [], state: 'INACTIVE' });
       expect(site.partitions.get('tandem')).toMatchObject({ nodes: expect.arrayContaining(['n1', 'n10']), overSubscribe: 'YES:2' });
       expect(site.partitions.get('tandem')!.nodes).toHaveLength(10);
-      expect(site.routing()).toEqual({ percent: 100, policies: ['preemption', 'oversubscription'] });
+      expect(site.routing()).toEqual({ percent: 100, policies: ['preemption', 'oversubscription'], pools: { tandem: 'tandem', legacy: 'batch' } });
       expect(st.gates.map((g) => g.name)).toEqual(['benchmark', 'step 50%', 'step 100%']);
     });
   });
@@ -80,7 +80,8 @@ describe('stagedMigration', () => {
       expect(site.partitions.get('batch')).toMatchObject({ state: 'UP' });
       expect(site.partitions.get('batch')!.nodes).toHaveLength(9);
       expect(site.partitions.get('tandem')).toMatchObject({ nodes: ['n10'], overSubscribe: 'NO' });
-      expect(site.routing()).toEqual({ percent: 100, policies: [] });
+      // Back to Phase 2's last step, still split between the two pools.
+      expect(site.routing()).toEqual({ percent: 100, policies: [], pools: { tandem: 'tandem', legacy: 'batch' } });
       await h.terminate('test done');
     });
   });

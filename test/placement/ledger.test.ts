@@ -48,7 +48,8 @@ describe('quotaLedger (real server)', () => {
     const admitted = ok.map((r) => (r as PromiseFulfilledResult<{ holdId: string }>).value.holdId);
     await h.executeUpdate(admitUpdate, { args: [admit('a', 3, admitted[0])] });
     expect((await h.query(usageQuery))[0].gpus).toBe(6);
-    expect(await h.executeUpdate(releaseUpdate, { args: [{ holdId: admitted[0] }] })).toEqual({ released: true });
+    expect(await h.executeUpdate(releaseUpdate, { args: [{ holdId: admitted[0] }] })).toEqual({ released: true, hold: { tenant: 'a', cpus: 12, gpus: 3, memoryMB: 3000 } });
+    expect(await h.executeUpdate(releaseUpdate, { args: [{ holdId: admitted[0] }] })).toEqual({ released: false });
     await h.executeUpdate(admitUpdate, { args: [admit('a', 5, 'big')] });
     expect((await h.query(usageQuery))[0].gpus).toBe(8);
     await h.terminate();

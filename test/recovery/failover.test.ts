@@ -10,7 +10,7 @@ import { createRecoveryActivities } from '../../activities/recovery.js';
 import { LocalServingBackend } from '../../backends/local-serving.js';
 import { listCheckpoints } from '../../backends/checkpoints.js';
 import type { PipelineTuning } from '../../contract/tuning.js';
-import { spec, startWorker, tempDir, uniqueQueue, waitFor } from '../helpers.js';
+import { jobNameOf, spec, startWorker, tempDir, uniqueQueue, waitFor } from '../helpers.js';
 import { startTwoSites, type TestSite } from './sites.js';
 
 let zurich: TestSite;
@@ -69,9 +69,10 @@ async function withWorker<T>(id: string, fn: (w: Awaited<ReturnType<typeof start
 test('zurich goes dark mid-training: the job is fenced by its lease and training resumes at lugano', async () => {
   const id = 'fo-outage';
   const tuning: PipelineTuning = { heartbeatTimeoutMs: 3000, pollMaxMs: 500, failover: { sites: ['zurich', 'lugano'], graceMs: 8000, leaseTtlMs: 4000 } };
+  let job1 = '';
   await withWorker(id, async (w) => {
     const h = await w.tandem.launch(trainSpec(140), { id, tuning });
-    const job1 = `tandem-${id}-train-1`;
+    job1 = await jobNameOf(h.workflow, 'train', 1);
     await waitFor('training at zurich to pass step 35', () => ((progressOf(zurich, job1)?.step ?? 0) >= 35 ? true : undefined), 90_000, 200);
     await zurich.outage();
     const result = await h.result();
@@ -103,7 +104,7 @@ test('zurich goes dark mid-training: the job is fenced by its lease and training
   // The site comes back: its old job is not running (no leaked job).
   await zurich.revive();
   const states = await waitFor('zurich to settle the old job', async () => {
-    const out = (await zurich.cluster.cli('squeue', ['-h', '-t', 'all', '-n', `tandem-fo-outage-train-1`, '-o', '%T'])).trim();
+    const out = (await zurich.cluster.cli('squeue', ['-h', '-t', 'all', '-n', job1, '-o', '%T'])).trim();
     return out && !/RUNNING|PENDING|COMPLETING/.test(out) ? out : undefined;
   }, 60_000, 500).catch(async () => (await zurich.cluster.cli('squeue', ['-h', '-t', 'all', '-o', '%A %j %T'])).trim());
   expect(states).not.toMatch(/RUNNING|PENDING|COMPLETING/);
@@ -114,7 +115,7 @@ test('NODE_FAIL at zurich with a corrupt newest checkpoint: lugano resumes from 
   const tuning: PipelineTuning = { heartbeatTimeoutMs: 3000, pollMaxMs: 500, failover: { sites: ['zurich', 'lugano'], graceMs: 8000, leaseTtlMs: 4000 } };
   await withWorker(id, async (w) => {
     const h = await w.tandem.launch(trainSpec(100), { id, tuning });
-    const job1 = `tandem-${id}-train-1`;
+    const job1 = await jobNameOf(h.workflow, 'train', 1);
     await waitFor('training at zurich to pass step 32', () => ((progressOf(zurich, job1)?.step ?? 0) >= 32 ? true : undefined), 90_000, 200);
     await zurich.cluster.cli('scontrol', ['update', `nodename=${zurich.cluster.node}`, 'state=down', 'reason=chaos-node-fail']);
     // The node is down; the job is gone. Corrupt the newest checkpoint zurich left behind.

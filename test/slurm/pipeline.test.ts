@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { createActivities } from '../../activities/index.js';
 import { LocalServingBackend } from '../../backends/local-serving.js';
 import { TandemClient } from '../../sdk/client.js';
-import { address, spec, startWorker, uniqueQueue, waitFor } from '../helpers.js';
+import { address, jobNameOf, spec, startWorker, uniqueQueue, waitFor } from '../helpers.js';
 import { CLIENT, startBed, type Bed } from './firecrest-bed.js';
 
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -66,13 +66,40 @@ test('20% injected gateway faults and tokens expiring every 3 s: the pipeline co
     const tl = await handle.timeline();
     const submits = tl.filter((e) => (e.kind === 'job-submitted' || e.kind === 'job-adopted') && (e.stage === 'preprocess' || e.stage === 'train'));
     expect(submits.map((e) => `${e.stage}:${e.runtime}`)).toEqual(['preprocess:slurm', 'train:slurm']);
-    expect(await slurmJobs('tandem-slurm-faults-train-1')).toHaveLength(1);
-    expect(await slurmJobs('tandem-slurm-faults-preprocess-1')).toHaveLength(1);
+    expect(await slurmJobs(await jobNameOf(handle.workflow, 'train', 1))).toHaveLength(1);
+    expect(await slurmJobs(await jobNameOf(handle.workflow, 'preprocess', 1))).toHaveLength(1);
     expect(Object.values(bed.gateway.stats.faults).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
     expect(slurm.client.tokens.fetches).toBeGreaterThanOrEqual(2);
   } finally {
     bed.gateway.issuer.opts.lifetimeS = 300;
     bed.gateway.issuer.opts.minRemainingS = 30;
+    await w.stop();
+    await undeployAll(h);
+  }
+});
+
+test('two runs of a pipeline with a 40-character name keep to their own Slurm jobs', async () => {
+  const h = home();
+  const slurm = bed.backend({ statusIntervalMs: 300 });
+  const w = await startWorker({ taskQueue: uniqueQueue('slurm-forty'), home: h, activities: createActivities({ home: h, backends: { slurm } }) });
+  try {
+    // Default ids `<name>-<8 hex>`: their random part is past a 40-character cut of the id.
+    const s = { ...slurmSpec(), name: 'slurm-identity-pipeline-forty-characters' };
+    expect(s.name).toHaveLength(40);
+    const runs = await Promise.all([w.tandem.launch(s, { tuning }), w.tandem.launch(s, { tuning })]);
+    const results = await Promise.all(runs.map((r) => r.result()));
+    expect(results.map((r) => r.checkpoint.step)).toEqual([30, 30]);
+    const names: string[] = [];
+    for (const r of runs) {
+      const tl = await r.timeline();
+      const submits = tl.filter((e) => (e.kind === 'job-submitted' || e.kind === 'job-adopted') && (e.stage === 'preprocess' || e.stage === 'train'));
+      // Each run submitted its own two jobs; neither adopted the other's.
+      expect(submits.map((e) => `${e.stage}:${e.kind}`)).toEqual(['preprocess:job-submitted', 'train:job-submitted']);
+      names.push(await jobNameOf(r.workflow, 'preprocess', 1), await jobNameOf(r.workflow, 'train', 1));
+    }
+    expect(new Set(names).size).toBe(4);
+    for (const n of names) expect(await slurmJobs(n)).toHaveLength(1);
+  } finally {
     await w.stop();
     await undeployAll(h);
   }
@@ -84,7 +111,7 @@ test('cancel during training: the Slurm job is cancelled and the compensation is
   const w = await startWorker({ taskQueue: uniqueQueue('slurm-cancel'), home: h, activities: createActivities({ home: h, backends: { slurm } }) });
   try {
     const handle = await w.tandem.launch(slurmSpec({ steps: 400, checkpointEvery: 50, stepDelayMs: 200 }), { id: 'slurm-cancel', tuning });
-    const name = 'tandem-slurm-cancel-train-1';
+    const name = await jobNameOf(handle.workflow, 'train', 1);
     const [jobId] = await waitFor('the training job to run at Slurm', async () => {
       const out = (await bed.cluster.cli('squeue', ['-h', '-n', name, '-t', 'R', '-o', '%A'])).trim();
       return out ? out.split('\n') : undefined;
@@ -139,7 +166,7 @@ test('worker SIGKILLed right after submit: after recovery there is exactly one S
   try {
     w1 = startWorkerProcess(h, queue);
     const handle = await tandem.launch(slurmSpec({ steps: 60, checkpointEvery: 10, stepDelayMs: 100 }), { id: 'slurm-kill', tuning });
-    const name = 'tandem-slurm-kill-train-1';
+    const name = await jobNameOf(handle.workflow, 'train', 1);
     // Kill as soon as the submit is recorded: the watching activity has not yet heartbeated a state.
     await waitFor('the training job to be submitted', async () => ((await handle.timeline()).some((e) => e.stage === 'train' && e.kind === 'job-submitted') ? true : undefined), 60_000, 50);
     expect(await slurmJobs(name)).toHaveLength(1);
@@ -150,7 +177,7 @@ test('worker SIGKILLed right after submit: after recovery there is exactly one S
     if (process.env.TANDEM_TEST_VERBOSE) console.log(JSON.stringify(await handle.timeline(), null, 1));
     expect(result).toMatchObject({ checkpoint: { step: 60 }, trainingAttempts: 1 });
     expect(await slurmJobs(name)).toHaveLength(1);
-    expect(await slurmJobs('tandem-slurm-kill-train-2')).toHaveLength(0);
+    expect(await slurmJobs(await jobNameOf(handle.workflow, 'train', 2))).toHaveLength(0);
     expect(bed.executor.submitted).toBeGreaterThan(0);
   } finally {
     w1?.kill('SIGKILL');

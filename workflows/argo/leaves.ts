@@ -1,9 +1,10 @@
 // Leaf templates that wait on the outside world: pods (container, script, Slurm plugin) and HTTP
 // calls are activities; a suspend node waits for a resume signal or its duration.
-import { CancellationScope, condition, isCancellation } from '@temporalio/workflow';
+import { CancellationScope, condition, isCancellation, patched } from '@temporalio/workflow';
 import { parseDuration } from '../../contract/duration.js';
 import { substituteDeep, type Scope } from '../../argo/lang/tags.js';
 import type { ArgoNode, Json, NodeOutputs, RunPodInput } from '../../argo/lang/types.js';
+import { ARGO_PATCHES } from './api.js';
 import type { RunContext } from './context.js';
 import { suspendOutputs, templateOutputs } from './io.js';
 import { activityMessage, emptyOutputs, type NodeResult } from './model.js';
@@ -11,7 +12,7 @@ import { finish } from './nodes.js';
 import { httpOutcome, httpRequest, podInput } from './pods.js';
 
 export async function runPod(ctx: RunContext, tmpl: Json, scope: Scope, node: ArgoNode, artifacts: RunPodInput['inputArtifacts'], attempt: number): Promise<NodeResult> {
-  const pod = podInput(tmpl, scope, node.id, artifacts, attempt, { name: ctx.input.name, runId: ctx.info.runId, artifactRoot: ctx.input.artifactRoot });
+  const pod = podInput(tmpl, scope, node.id, artifacts, attempt, { name: ctx.input.name, runId: ctx.info.runId, artifactRoot: ctx.input.artifactRoot, hashLongNames: () => patched(ARGO_PATCHES.podNames) });
   node.target = pod.target;
   node.jobName = pod.jobName;
   if (tmpl.daemon === true) {

@@ -2,6 +2,7 @@
 // action, an HTTP request. Everything is substituted here, in the workflow, so that the history shows
 // exactly what ran; secret values stay references (`envFrom`) that the activity resolves.
 import { parseDuration } from '../../contract/duration.js';
+import { shortHash } from '../../contract/hash.js';
 import { evaluateExpr } from '../../argo/lang/expr.js';
 import { substitute, substituteDeep, type Scope } from '../../argo/lang/tags.js';
 import type { HttpInput, HttpResult, Json, ResourceInput, RunPodInput } from '../../argo/lang/types.js';
@@ -13,11 +14,25 @@ export interface PodRun {
   /** The Temporal run id: its random tail tells a retried run's pods from the previous attempt's (same node ids). */
   runId: string;
   artifactRoot?: string;
+  /** Whether a name too long for the targets may end in a hash (ARGO_PATCHES.podNames); asked only
+   *  for such a name, so that runs with short names record no marker. Default yes. */
+  hashLongNames?: () => boolean;
 }
 
-/** A job name unique to this node, attempt and run, in the character set every target accepts. */
+/** The longest job name every target takes (Slurm's is 128; Kubernetes objects hash it further). */
+export const POD_JOB_NAME_MAX = 120;
+
+/**
+ * A job name unique to this node, attempt and run, in the character set every target accepts. A name
+ * that does not fit is cut and ends in a hash of the whole identity: a plain cut would drop the node,
+ * attempt and run id that come last, and give every pod of a long-named workflow the same job.
+ */
 export function podJobName(run: PodRun, nodeId: string, attempt: number): string {
-  return `argo-${run.name}-${nodeId.slice(run.name.length + 1) || '0'}-${attempt}-${run.runId.replace(/-/g, '').slice(-8)}`.toLowerCase().replace(/[^a-z0-9.-]+/g, '-').slice(0, 120);
+  const full = `argo-${run.name}-${nodeId.slice(run.name.length + 1) || '0'}-${attempt}-${run.runId.replace(/-/g, '').slice(-8)}`.toLowerCase().replace(/[^a-z0-9.-]+/g, '-');
+  if (full.length <= POD_JOB_NAME_MAX) return full;
+  if (run.hashLongNames && !run.hashLongNames()) return full.slice(0, POD_JOB_NAME_MAX);
+  const hash = shortHash(JSON.stringify([run.name, nodeId, attempt, run.runId]));
+  return `${full.slice(0, POD_JOB_NAME_MAX - hash.length - 1).replace(/[.-]+$/, '')}-${hash}`;
 }
 
 export function podInput(tmpl: Json, scope: Scope, nodeId: string, artifacts: RunPodInput['inputArtifacts'], attempt: number, run: PodRun): RunPodInput {

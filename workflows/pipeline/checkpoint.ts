@@ -7,7 +7,7 @@ export async function runCheckpointStage(run: PipelineRun): Promise<{ path: stri
   run.startStage('checkpoint');
   const { verify, keep, keepEvery } = spec.stages.checkpoint;
   const ckpt = await short.catalogCheckpoint({ runKey, verify, keep, keepEvery });
-  saga.push({ id: `withdraw-${ckpt.path}`, description: `withdraw checkpoint step ${ckpt.step} from the catalog`, run: () => short.withdrawCheckpoint({ runKey, path: ckpt.path }) });
+  saga.push({ id: `withdraw-${ckpt.path}`, description: `withdraw checkpoint step ${ckpt.step} from the catalog`, done: `withdrew checkpoint step ${ckpt.step} from the catalog`, run: () => short.withdrawCheckpoint({ runKey, path: ckpt.path }) });
   for (const s of ckpt.skipped) run.record({ kind: 'stage-started', stage: 'checkpoint', message: `skipped invalid checkpoint ${s.path}: ${s.reason}` });
   return ckpt;
 }

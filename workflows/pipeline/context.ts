@@ -1,6 +1,6 @@
 // One run of the pipeline: its spec and tuning, where its files live, what its queries report, and
 // the saga of undos. Every stage runner works through it instead of closing over the entry function.
-import { patched, proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, patched, proxyActivities, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/common';
 import { failure } from '../../contract/failures.js';
 import { STAGES, type PipelineSpec, type StageName } from '../../contract/pipeline.js';
@@ -41,6 +41,8 @@ export class PipelineRun {
   readonly saga = new Saga();
   readonly short: PipelineActivities;
   readonly quota: QuotaHolds;
+  /** Set when the deadline timer fired and cancelled the stages (see untilDeadline). */
+  deadlineReached?: { deadline: string; stage?: StageName; message: string };
 
   constructor({ spec, tuning = {}, resume }: HybridPipelineInput) {
     this.spec = spec;
@@ -65,6 +67,39 @@ export class PipelineRun {
 
   record(e: Omit<TimelineEntry, 'at'>): void {
     this.timeline.push({ at: this.now(), ...e });
+  }
+
+  /**
+   * Runs the stages until spec.deadline: at the deadline a workflow timer cancels them where they are
+   * (a job being watched, a retry's pause, a quota wait) and records why, so that the caller's saga
+   * cancels the job and releases its holds before the run fails with DeadlineExceeded. Runs recorded
+   * before the timer existed replay without it (the server's execution timeout ended them).
+   */
+  async untilDeadline<T>(stages: () => Promise<T>): Promise<T> {
+    const deadline = this.spec.deadline;
+    if (!deadline || !patched(PATCHES.deadlineTimer)) return stages();
+    const leftMs = Date.parse(deadline) - Date.now();
+    if (leftMs <= 0) return stages(); // past it by its first workflow task: startStage refuses the first stage
+    const work = new CancellationScope();
+    const timer = new CancellationScope();
+    void timer
+      .run(() => sleep(leftMs))
+      .then(
+        () => {
+          const stage = this.status.stage;
+          const running = stage && this.stages[stage].status !== 'completed';
+          const message = `deadline ${deadline} reached ${running ? `during ${stage}` : stage ? `after ${stage}` : 'before the first stage'}`;
+          this.deadlineReached = { deadline, stage, message };
+          this.record({ kind: 'deadline', stage, message: `${message}; stopping the run and compensating` });
+          work.cancel();
+        },
+        () => undefined, // the stages ended first (or the run was cancelled): no deadline to enforce
+      );
+    try {
+      return await work.run(stages);
+    } finally {
+      timer.cancel();
+    }
   }
 
   private checkDeadline(stage: StageName): void {

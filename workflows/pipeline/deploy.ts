@@ -1,11 +1,12 @@
 // The deploy stage: serve the catalogued checkpoint and pass the readiness gate (health, model
 // listing, a smoke completion). On Kubernetes it is a new revision that rolls back on failure.
-import { CancellationScope, isCancellation } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, patched } from '@temporalio/workflow';
 import type { Deployment, ReadinessResult } from '../../activities/types.js';
 import { durationMs } from '../../contract/duration.js';
 import { deployCall, readinessGate, rollout as rolloutOptions } from './activity-options.js';
 import type { PipelineRun } from './context.js';
 import { deploymentName } from './identity.js';
+import { PATCHES } from './patches.js';
 import { deployAttempts } from './retry.js';
 
 export interface Served {
@@ -21,7 +22,7 @@ export async function runDeployStage(run: PipelineRun, checkpoint: { path: strin
   const st = run.startStage('deploy');
   const model = dep.model ?? spec.name;
   const deployActs = run.activities(deployCall(deployAttempts(spec)));
-  const name = deploymentName(spec.name, workflowId);
+  const name = deploymentName(spec.name, workflowId, patched(PATCHES.jobIdentity));
   const readinessTimeout = durationMs(dep.readinessTimeout);
   const gate = run.activities(readinessGate(readinessTimeout, heartbeatTimeoutMs));
   const announce = (d: Deployment) => {
@@ -32,7 +33,7 @@ export async function runDeployStage(run: PipelineRun, checkpoint: { path: strin
     // A new revision of a vLLM Deployment: the previous one keeps serving until this one is ready,
     // and a failed rollout or gate rolls back to it (old histories never take this branch).
     const rev = await deployActs.k8sApplyServing({ runKey, pipeline: spec.name, name, model, checkpoint: checkpoint.path, env: dep.env, kubernetes: dep.kubernetes });
-    saga.push({ id: `undeploy-${name}`, description: `tear down deployment ${name}`, run: () => short.k8sTeardownServing({ namespace: rev.namespace, name }).then(() => undefined) });
+    saga.push({ id: `undeploy-${name}`, description: `tear down deployment ${name}`, done: `tore down deployment ${name}`, run: () => short.k8sTeardownServing({ namespace: rev.namespace, name }).then(() => undefined) });
     const rollout = run.activities(rolloutOptions(heartbeatTimeoutMs));
     try {
       const deployment = await rollout.k8sAwaitRollout(rev);
@@ -49,7 +50,7 @@ export async function runDeployStage(run: PipelineRun, checkpoint: { path: strin
     }
   }
   const deployment = await deployActs.deployModel({ runKey, name, runtime: dep.runtime, model, checkpoint: checkpoint.path, command: dep.command, env: dep.env });
-  saga.push({ id: `undeploy-${deployment.name}`, description: `tear down deployment ${deployment.name}`, run: () => short.undeployModel({ runtime: deployment.runtime, name: deployment.name }) });
+  saga.push({ id: `undeploy-${deployment.name}`, description: `tear down deployment ${deployment.name}`, done: `tore down deployment ${deployment.name}`, run: () => short.undeployModel({ runtime: deployment.runtime, name: deployment.name }) });
   announce(deployment);
   const ready = await gate.awaitReadiness({ deployment, prompt: dep.smokePrompt, timeoutMs: readinessTimeout });
   return { model, deployment, ready };

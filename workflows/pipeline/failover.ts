@@ -11,8 +11,8 @@ import type { StageState } from '../../contract/status.js';
 import type { CompiledFailover } from '../../contract/tuning.js';
 import { staging as stagingOptions, type PipelineActivities } from './activity-options.js';
 import type { PipelineRun } from './context.js';
-import { jobName } from './identity.js';
 import { runJobAttempts, type JobStageResult } from './job-loop.js';
+import { stageJobName } from './job-names.js';
 import { stageJob } from './job-shape.js';
 import { PATCHES } from './patches.js';
 
@@ -50,7 +50,7 @@ export async function runTrainWithFailover(run: PipelineRun, fo: CompiledFailove
   async function chooseSite(attempt: number): Promise<string> {
     const waitStart = Date.now();
     // Healthy sites are ranked by placement on their live inventories (activities/recovery.ts).
-    const job = stageJob(spec, 'train', jobName(workflowId, 'train', attempt), Date.now());
+    const job = stageJob(spec, 'train', stageJobName(workflowId, 'train', attempt), Date.now());
     for (let round = 0; ; round++) {
       let choice = await short.chooseSite({ exclude, sites: fo.sites, job });
       // Nothing else is healthy: the site that failed may still be the best place to resume.
@@ -91,12 +91,12 @@ export async function runTrainWithFailover(run: PipelineRun, fo: CompiledFailove
         at = site ?? (await chooseSite(attempt));
         site = at;
         await stageAt(attempt);
-        const name = jobName(workflowId, 'train', attempt);
+        const name = stageJobName(workflowId, 'train', attempt);
         await run.quota.hold('train', 'slurm', at);
         return short.submitAt({ site: at, leaseTtlMs, runKey, stage: 'train', name, runtime: 'slurm', command: cfg.command, env: cfg.env, resources: cfg.resources, params, kubernetes: cfg.kubernetes });
       },
       submittedNote: (ref) => `${ref.adopted ? 'adopted existing' : 'submitted'} slurm job ${ref.jobId} at ${ref.site} (lease ${Math.round(leaseTtlMs / 1000)}s)`,
-      undo: (ref) => ({ id: `cancel-${ref.site}-${ref.jobId}`, description: `cancel train job ${ref.jobId} at ${ref.site}`, run: () => short.fenceJob({ ref }).then(() => undefined) }),
+      undo: (ref) => ({ id: `cancel-${ref.site}-${ref.jobId}`, description: `cancel train job ${ref.jobId} at ${ref.site}`, done: `cancelled train job ${ref.jobId} at ${ref.site}`, run: () => short.fenceJob({ ref }).then(() => undefined) }),
       watch: (ref) => watch.watchAt({ ref, pollMaxMs, graceMs, leaseTtlMs, runKey }),
       async onLost(ref, w) {
         if (w.progress) st.progress = w.progress;

@@ -13,6 +13,7 @@ import type { PipelineRun } from './context.js';
 import type { JobStage } from './job-shape.js';
 import { counted, jobCancelledNote, jobEndDetail, jobEndNote } from './messages.js';
 import { PATCHES } from './patches.js';
+import { preemptionOf } from './preemption.js';
 import { retryDelayMs } from './retry.js';
 
 export interface JobStageResult {
@@ -79,6 +80,13 @@ export async function runJobAttempts<Lost extends { kind: string }>(run: Pipelin
       await driver.onSuccess?.(ref);
       await run.quota.release(stage);
       return { ref, final, attempts: attempt };
+    }
+    const preempted = outcome === 'cancelled' || outcome === 'infrastructure' ? preemptionOf(run, ref.jobId) : undefined;
+    if (preempted && patched(PATCHES.placementActions)) {
+      // Another run's placement stopped it (preemption.ts): an infrastructure ending that is nobody's
+      // failure, so it is resubmitted uncounted and the program restores its latest checkpoint.
+      run.record({ kind: 'retry-scheduled', stage, attempt, state: 'PREEMPTED', ...(site === undefined ? {} : { site }), message: `preempted by run ${preempted.by}; resubmitting, the job resumes from its latest checkpoint` });
+      continue;
     }
     if (outcome === 'cancelled') throw failure('JobCancelled', jobCancelledNote(stage, ref.jobId, site));
     const detail = jobEndDetail(stage, ref.jobId, final, site);

@@ -41,7 +41,7 @@ export class QuotaHolds {
         if (this.sites[stage] && this.sites[stage] !== r.site) await this.release(stage);
         if (r.managed && !this.sites[stage]) {
           this.sites[stage] = r.site;
-          saga.push({ id: `release-${holdId}@${r.site}`, description: `release ${stage}'s quota hold at ${r.site}`, run: () => short.releaseQuota({ site: r.site, holdId }).then(() => undefined) });
+          saga.push({ id: `release-${holdId}@${r.site}`, description: `release ${stage}'s quota hold at ${r.site}`, done: `released quota hold ${holdId} at ${r.site}`, run: () => short.releaseQuota({ site: r.site, holdId }).then(() => undefined) });
           this.run.record({ kind: 'quota', stage, site: r.site, message: `holding ${amounts(amount)} of tenant ${spec.tenant}'s quota at ${r.site} (${amounts(r.usage)} in use of ${amounts(r.quota)})` });
         }
         return;

@@ -6,8 +6,8 @@ import type { JobStage } from './job-shape.js';
 
 export const DEFAULT_RETRY = { maxAttempts: 3, initialInterval: '10s', backoffCoefficient: 2, maximumInterval: '5m' } as const;
 
-/** Quota waits give up this long before the deadline, so the run fails for want of quota rather
- *  than with the execution timeout the SDK sets at the deadline. */
+/** Quota waits give up this long before the deadline, so the run fails for want of quota (the
+ *  more useful reason) rather than by the deadline timer. */
 export const QUOTA_DEADLINE_MARGIN_MS = 2000;
 
 /** The stage's job retry policy: its own fields over the spec's over the defaults. */

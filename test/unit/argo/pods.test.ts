@@ -10,6 +10,27 @@ test('job names are unique per node, attempt and run, and safe for every target'
   expect(podJobName({ ...run, name: 'x'.repeat(200) }, 'n', 0)).toHaveLength(120);
 });
 
+test('a name too long for the targets is cut but stays unique per node, attempt and run', () => {
+  const long = { ...run, name: 'w'.repeat(130) };
+  const names = [
+    podJobName(long, `${long.name}-1`, 0),
+    podJobName(long, `${long.name}-2`, 0),
+    podJobName(long, `${long.name}-1`, 1),
+    podJobName({ ...long, runId: '0f6e2a1c-1111-2222-3333-44445555aaab' }, `${long.name}-1`, 0),
+  ];
+  expect(new Set(names).size).toBe(names.length);
+  for (const n of names) {
+    expect(n.length).toBeLessThanOrEqual(120);
+    expect(n).toMatch(/^argo-w+-[0-9a-z]{13}$/);
+  }
+  expect(podJobName(long, `${long.name}-1`, 0)).toBe(podJobName({ ...long }, `${long.name}-1`, 0));
+  // A run recorded before ARGO_PATCHES.podNames keeps its plain cut; names that fit never change.
+  expect(podJobName({ ...long, hashLongNames: () => false }, `${long.name}-1`, 0)).toBe(`argo-${'w'.repeat(115)}`);
+  let asked = false;
+  expect(podJobName({ ...run, hashLongNames: () => (asked = true) }, 'hello-abc-3', 2)).toBe('argo-hello-abc-3-2-5555aaaa');
+  expect(asked).toBe(false);
+});
+
 test('a container template becomes a substituted pod input', () => {
   const tmpl = {
     name: 'main',
