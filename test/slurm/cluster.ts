@@ -29,14 +29,21 @@ export async function startCluster(name: string, opts: { extraConf?: string } = 
   // Not under the run's private temp dir: the unprivileged job user must be able to reach it.
   const dir = mkdtempSync(join(tmpdir(), `tandem-slurm-${name}-`));
   chmodSync(dir, 0o755);
-  const [ctld, slurmd] = [await freePort(), await freePort()];
   const env = { ...process.env, TANDEM_SLURM_EXTRA: opts.extraConf ?? '' };
-  let out: string;
-  try {
-    out = (await run('bash', [SCRIPT, 'up', dir, name, String(ctld), String(slurmd)], { env, timeout: 60_000 })).stdout;
-  } catch (e) {
-    await run('bash', [SCRIPT, 'down', dir]).catch(() => undefined);
-    throw new Error(`could not start Slurm cluster ${name}: ${(e as { stderr?: string }).stderr ?? (e as Error).message}`);
+  let out = '';
+  // A free port can be taken by another process between freePort() and slurmctld's bind (other test
+  // runs on the same host): such a start is retried on fresh ports, any other failure is reported.
+  for (let attempt = 1; ; attempt++) {
+    const [ctld, slurmd] = [await freePort(), await freePort()];
+    try {
+      out = (await run('bash', [SCRIPT, 'up', dir, name, String(ctld), String(slurmd)], { env, timeout: 60_000 })).stdout;
+      break;
+    } catch (e) {
+      await run('bash', [SCRIPT, 'down', dir]).catch(() => undefined);
+      const why = (e as { stderr?: string }).stderr ?? (e as Error).message;
+      if (attempt < 3 && /Address already in use/.test(why)) continue;
+      throw new Error(`could not start Slurm cluster ${name}: ${why}`);
+    }
   }
   const kv = Object.fromEntries(out.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
   const slurmConf = kv.SLURM_CONF!;
