@@ -63,7 +63,12 @@ type Val = number | string | boolean | Val[];
 
 class P {
   private p = 0;
-  constructor(private readonly toks: Tok[], private readonly src: string) {}
+  /** `syntaxOnly`: parse without applying operators, for the linter, which sees placeholders, not values. */
+  constructor(
+    private readonly toks: Tok[],
+    private readonly src: string,
+    private readonly syntaxOnly = false,
+  ) {}
   private peek() {
     return this.toks[this.p];
   }
@@ -83,6 +88,7 @@ class P {
         this.p++;
         b = this.ternary();
       }
+      if (this.syntaxOnly) return a;
       return c === true ? a : b;
     }
     return c;
@@ -94,7 +100,7 @@ class P {
       if (!t || t.t !== 'op' || PREC[t.v] === undefined || PREC[t.v]! <= min) return l;
       this.p++;
       const r = this.bin(PREC[t.v]!);
-      l = apply(t.v, l, r, this.src);
+      if (!this.syntaxOnly) l = apply(t.v, l, r, this.src);
     }
   }
   private unary(): Val {
@@ -103,6 +109,7 @@ class P {
     if (t.t === 'op' && (t.v === '!' || t.v === '-')) {
       this.p++;
       const v = this.unary();
+      if (this.syntaxOnly) return v;
       if (t.v === '!') {
         if (typeof v !== 'boolean') throw new ExprError(`! applied to a non-boolean in ${JSON.stringify(this.src)}`);
         return !v;
@@ -168,7 +175,11 @@ export function evaluateWhen(when: string): boolean {
   return v;
 }
 
-/** Parses a `when` for the linter, with every `{{…}}` replaced by a placeholder word. */
+/**
+ * Parses a `when` for the linter, with every `{{…}}` replaced by a placeholder word: tokens and
+ * grammar (operands, operators, parentheses), not types, which depend on what the tags become.
+ */
 export function checkWhenSyntax(when: string): void {
-  tokenize(when.replace(/\{\{[^}]*\}\}/g, 'x'));
+  const src = when.replace(/\{\{[^}]*\}\}/g, 'x');
+  new P(tokenize(src), when, true).run();
 }

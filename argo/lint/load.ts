@@ -1,7 +1,7 @@
 // Loading Argo YAML: every document of a file is parsed with its line positions kept, so each later
 // error (schema or semantic) can name `templates.<name>…` and the YAML line it comes from.
 import { readFileSync } from 'node:fs';
-import { LineCounter, parseAllDocuments, isMap, isNode, isScalar, type Document } from 'yaml';
+import { LineCounter, parseAllDocuments, isAlias, isCollection, isMap, isNode, isScalar, visit, type Document } from 'yaml';
 import { InputError, formatIssue, formatIssues, type InputIssue } from '../../contract/input-error.js';
 
 export { formatIssue, formatIssues };
@@ -103,6 +103,34 @@ function relaxQuotedFlowIndent(text: string): string {
   return lines.join('\n');
 }
 
+/** Alias expansions allowed per document before it counts as a resource exhaustion ("billion laughs") attack. */
+const MAX_ALIAS_COUNT = 1000;
+
+function aliasMessage(raw: string): string {
+  return /excessive alias count/i.test(raw) ? `YAML aliases expand beyond ${MAX_ALIAS_COUNT} nodes (refused as a resource exhaustion attack)` : `YAML alias: ${raw.split('\n')[0]}`;
+}
+
+/** The line of the alias that makes a document blow up: the first one naming a collection that itself holds aliases, else the first. */
+function aliasLine(doc: Document, counter: LineCounter): number | undefined {
+  const anchors = new Map<string, unknown>();
+  let first: number | undefined;
+  let nested: number | undefined;
+  visit(doc, {
+    Node(_k, node) {
+      if (isNode(node) && !isAlias(node) && node.anchor) anchors.set(node.anchor, node);
+    },
+    Alias(_k, node) {
+      const line = node.range ? counter.linePos(node.range[0]).line : undefined;
+      first ??= line;
+      const target = anchors.get(node.source);
+      let holdsAlias = false;
+      if (isCollection(target)) visit(target, { Alias: () => void (holdsAlias = true) });
+      if (holdsAlias && nested === undefined) nested = line;
+    },
+  });
+  return nested ?? first;
+}
+
 function parseDocs(text: string, counter: LineCounter) {
   return parseAllDocuments(text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true, strict: false });
 }
@@ -130,7 +158,14 @@ export function loadArgoText(text: string, source: string): LoadResult {
       for (const e of doc.errors) out.issues.push({ source, path: '', message: e.message.split('\n')[0]!, line: counter.linePos(e.pos[0]).line });
       continue;
     }
-    const value: unknown = doc.toJS({ maxAliasCount: 1000 });
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    } catch (e) {
+      // The yaml package refuses an alias bomb (or a broken alias) without a position: name the alias.
+      out.issues.push({ source, path: '', message: aliasMessage((e as Error).message), line: aliasLine(doc, counter) ?? (doc.contents?.range ? counter.linePos(doc.contents.range[0]).line : undefined) });
+      continue;
+    }
     if (value === null || value === undefined) continue;
     const line = doc.contents?.range ? counter.linePos(doc.contents.range[0]).line : undefined;
     if (typeof value !== 'object' || Array.isArray(value)) {

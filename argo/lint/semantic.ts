@@ -187,6 +187,7 @@ function checkSteps(ctx: Ctx, t: Json, path: (string | number)[]): void {
       seen.add(String(step.name));
       checkCall(ctx, sp, step);
       if (typeof step.when === 'string') checkWhen(ctx, [...sp, 'when'], step.when);
+      checkHookExpressions(ctx, [...sp, 'hooks'], step.hooks);
       const scope = makeScope(ctx, { template: t, loop: isLoop(step), steps: before });
       for (const k of ['arguments', 'when', 'withParam', 'withItems', 'withSequence', 'onExit']) if (step[k] !== undefined) tagIssues(ctx, [...sp, k], step[k], scope);
       // step-level hooks and onExit may look at the step itself
@@ -227,6 +228,7 @@ function checkDag(ctx: Ctx, t: Json, path: (string | number)[]): void {
     }
     deps.set(String(task.name), names.filter((n) => byName.has(n)));
     if (typeof task.when === 'string') checkWhen(ctx, [...tp, 'when'], task.when);
+    checkHookExpressions(ctx, [...tp, 'hooks'], task.hooks);
   });
   // Cycles: a depth-first walk with colours; report each cycle once, at the task that closes it.
   const colour = new Map<string, number>();
@@ -272,6 +274,21 @@ function checkWhen(ctx: Ctx, path: (string | number)[], when: string): void {
   }
 }
 
+/** An expr-lang expression field (retryStrategy.expression, a lifecycle hook's expression): parsed, like `{{=…}}`. */
+function checkExpression(ctx: Ctx, path: (string | number)[], src: unknown): void {
+  if (typeof src !== 'string' || src.includes('{{')) return;
+  try {
+    parseExpr(src);
+  } catch (e) {
+    if (!(e instanceof ExprError)) throw e;
+    issue(ctx, path, `invalid expression ${JSON.stringify(src)}: ${e.message}`);
+  }
+}
+
+function checkHookExpressions(ctx: Ctx, path: (string | number)[], hooks: unknown): void {
+  for (const [name, h] of Object.entries((hooks ?? {}) as Record<string, Json>)) if (h && typeof h === 'object') checkExpression(ctx, [...path, name, 'expression'], h.expression);
+}
+
 function checkLeafTags(ctx: Ctx, t: Json, path: (string | number)[], o: ScopeOpts, skip: string[]): void {
   const scope = makeScope(ctx, o);
   for (const [k, v] of Object.entries(t)) {
@@ -290,6 +307,7 @@ function checkTemplate(ctx: Ctx, t: Json, path: (string | number)[]): void {
     issue(ctx, path, `templates must specify exactly one type (got ${types.join(', ')})`);
     return;
   }
+  checkExpression(ctx, [...path, 'retryStrategy', 'expression'], (t.retryStrategy as Json | undefined)?.expression);
   const backoff = (t.retryStrategy as Json | undefined)?.backoff as Json | undefined;
   for (const k of ['duration', 'maxDuration', 'cap']) {
     const v = backoff?.[k];
@@ -360,6 +378,7 @@ export function checkSemantics(doc: ArgoDocument, opts: SemanticOptions = {}): A
     const v = spec[k];
     if (typeof v === 'string' && !templates.has(v) && !(spec.workflowTemplateRef && !wtRef)) issue(ctx, [...specPath, k], `onExit template "${v}" not found`);
   }
+  checkHookExpressions(ctx, [...specPath, 'hooks'], spec.hooks);
   for (const [hook, h] of Object.entries((spec.hooks ?? {}) as Record<string, Json>)) {
     if (h && typeof h.template === 'string' && !templates.has(h.template)) issue(ctx, [...specPath, 'hooks', hook, 'template'], `template "${h.template}" not found`);
   }

@@ -74,3 +74,13 @@ test('argo lint of a file with no Argo manifest exits non-zero with a reason', a
   expect(r.code).not.toBe(0);
   expect(r.err).not.toBe('');
 }, 30_000);
+
+test('argo lint of a YAML alias bomb exits 1 like any lint error, naming the file and line', async () => {
+  const dir = tempDir('argo-cli-bomb');
+  const file = join(dir, 'bomb.yaml');
+  const rows = ['a: &a ["x","x","x","x","x","x","x","x","x"]', ...['b', 'c', 'd', 'e'].map((k, i) => `${k}: ${k === 'e' ? '' : `&${k} `}[${Array(9).fill(`*${'abcd'[i]}`).join(',')}]`)];
+  writeFileSync(file, `apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {generateName: bomb-}\nspec:\n  entrypoint: main\n${rows.map((r) => `  ${r}\n`).join('')}  templates:\n  - name: main\n    container: {image: alpine, command: [echo, hi]}\n`);
+  const r = await tandem(['argo', 'lint', file]);
+  expect(r.code).toBe(1);
+  expect(r.err).toBe(`${file}:8: YAML aliases expand beyond 1000 nodes (refused as a resource exhaustion attack)\n`);
+}, 30_000);

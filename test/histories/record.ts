@@ -100,6 +100,45 @@ spec:
   - name: echo
     script: {image: alpine, command: [sh], source: 'echo long'}
 `;
+// The interpreter's scheduling patches (ARGO_PATCHES parallelism, loopOutputs, outputPaths,
+// templateFailFast, daemonScope): a parallelism-bounded loop whose aggregated outputs feed withParam,
+// an output path tag, a daemon stopped with its steps template, and a failFast template.
+const ARGO_CONTROLLER = `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: recorded-argo-controller}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    parallelism: 1
+    steps:
+    - - {name: gen, template: emit, withItems: [a, b, c], arguments: {parameters: [{name: x, value: "{{item}}"}]}}
+    - - {name: use, template: echo, withParam: "{{steps.gen.outputs.parameters}}", arguments: {parameters: [{name: msg, value: "{{item.out}}"}]}}
+    - - {name: daemon-scope, template: with-daemon}
+    - - {name: fast, template: fail-fast, continueOn: {failed: true}}
+  - name: emit
+    inputs: {parameters: [{name: x}]}
+    script: {image: alpine, command: [sh], source: "printf '%s' '{{inputs.parameters.x}}' > {{outputs.parameters.out.path}}"}
+    outputs: {parameters: [{name: out, valueFrom: {path: out.txt}}]}
+  - name: with-daemon
+    steps:
+    - - {name: server, template: server}
+    - - {name: client, template: echo, arguments: {parameters: [{name: msg, value: client}]}}
+  - name: server
+    daemon: true
+    container: {image: alpine, command: [sh, -c, "sleep 60"]}
+  - name: fail-fast
+    parallelism: 1
+    failFast: true
+    steps:
+    - - {name: item, template: maybe-fail, withItems: ["0", "1", "2"], arguments: {parameters: [{name: n, value: "{{item}}"}]}}
+  - name: maybe-fail
+    inputs: {parameters: [{name: n}]}
+    container: {image: alpine, command: [sh, -c, "test {{inputs.parameters.n}} != 1"]}
+  - name: echo
+    inputs: {parameters: [{name: msg}]}
+    script: {image: alpine, command: [sh], source: 'echo "{{inputs.parameters.msg}}"'}
+`;
 const dir = mkdtempSync(join(tmpdir(), 'tandem-record-'));
 const server = await startDevServer({ dbFile: join(dir, 'temporal.db') });
 try {
@@ -135,6 +174,9 @@ try {
       const longRun = await argo.submit(prepare('recorded-argo-long-name.yaml', { text: ARGO_LONG_NAME }));
       await argo.wait(longRun.id);
       save('argoWorkflow-long-name', await argo.client.workflow.getHandle(`argo-${longRun.id}`).fetchHistory(), `argo-${longRun.id}`);
+      const controllerRun = await argo.submit(prepare('recorded-argo-controller.yaml', { text: ARGO_CONTROLLER }));
+      await argo.wait(controllerRun.id);
+      save('argoWorkflow-controller', await argo.client.workflow.getHandle(`argo-${controllerRun.id}`).fetchHistory(), `argo-${controllerRun.id}`);
       for await (const lock of argo.client.workflow.list({ query: `WorkflowType = 'argoLock'` })) {
         await argo.client.workflow.getHandle(lock.workflowId).result().catch(() => undefined);
         save('argoLock-mutex', await argo.client.workflow.getHandle(lock.workflowId).fetchHistory(), lock.workflowId);

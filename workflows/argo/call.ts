@@ -6,7 +6,7 @@ import type { Json, Phase } from '../../argo/lang/types.js';
 import type { RunContext, Semaphore } from './context.js';
 import { publish } from './io.js';
 import { expandItems, itemLabel, itemScope, loopOutcome } from './loops.js';
-import { exitTemplateName, UserError, type CallArgs, type LoopResult, type NodeResult } from './model.js';
+import { exitTemplateName, failed, UserError, type Call, type CallArgs, type FailFastGate, type LoopResult, type NodeResult } from './model.js';
 import { finish } from './nodes.js';
 
 /** The template a step or task calls: a named one of the spec, or its `inline` template. */
@@ -18,12 +18,24 @@ export function resolveCallee(step: Json, templates: Map<string, Json>): Json {
   return t;
 }
 
-/** Runs one step or task, including its loop expansion; returns the (loop) node's result. */
-export async function runCall(ctx: RunContext, step: Json, scope: Scope, parentId: string, parentName: string, parallel?: Semaphore): Promise<NodeResult> {
+/** What the steps or DAG template around a call shares with it. */
+export interface Enclosing {
+  /** Its daemons, stopped when it ends. */
+  daemons?: Call['daemons'];
+  /** Its `failFast: true`: a call (or loop item) that would start after a failure does not. */
+  gate?: FailFastGate;
+}
+
+/**
+ * Runs one step or task, including its loop expansion; returns the (loop) node's result, or undefined
+ * when failFast kept it (every item of it) from starting.
+ */
+export async function runCall(ctx: RunContext, step: Json, scope: Scope, parentId: string, parentName: string, parallel?: Semaphore, enclosing: Enclosing = {}): Promise<NodeResult | undefined> {
+  const { gate } = enclosing;
   const stepName = String(step.name);
   const items = expandItems(step, scope);
   const callee = resolveCallee(step, ctx.templates);
-  const one = async (s: Scope, display: string, parent: string): Promise<NodeResult> => {
+  const one = async (s: Scope, display: string, parent: string): Promise<NodeResult | undefined> => {
     if (step.when !== undefined) {
       const when = substitute(String(step.when), s);
       let ok: boolean;
@@ -39,8 +51,13 @@ export async function runCall(ctx: RunContext, step: Json, scope: Scope, parentI
       }
     }
     const args = substituteDeep((step.arguments ?? {}) as CallArgs, s);
-    const run = () => ctx.runTemplate({ template: callee, args, name: `${parentName}.${display}`, displayName: display, parentId: parent });
+    const call: Call = { template: callee, args, name: `${parentName}.${display}`, displayName: display, parentId: parent, ...(enclosing.daemons ? { daemons: enclosing.daemons } : {}) };
+    // failFast is checked once the call holds its parallelism slot: that is when Argo would start it.
+    // Not async: an extra tick here would reorder the commands of parallel branches.
+    const run = (): Promise<NodeResult | undefined> => (gate?.tripped ? Promise.resolve(undefined) : ctx.runTemplate(call));
     const r = await (parallel ? parallel.run(run) : run());
+    if (!r) return undefined;
+    if (gate && failed(r.phase)) gate.tripped = true;
     const exitTmpl = exitTemplateName(step);
     if (exitTmpl) {
       const hs: Scope = { ...s };
@@ -55,9 +72,11 @@ export async function runCall(ctx: RunContext, step: Json, scope: Scope, parentI
   if (items === undefined) return one(scope, stepName, parentId);
   // A loop: a group node whose children are the items, run in parallel (bounded by parallelism).
   const group = ctx.nodes.add({ name: `${parentName}.${stepName}`, displayName: stepName, type: 'TaskGroup', parentId, templateName: String(callee.name) });
-  const results = await Promise.all(items.map((item, i) => one(itemScope(scope, item), `${stepName}(${i}:${itemLabel(item)})`, group.id)));
+  const all = await Promise.all(items.map((item, i) => one(itemScope(scope, item), `${stepName}(${i}:${itemLabel(item)})`, group.id)));
+  const results = all.filter((r): r is NodeResult => r !== undefined);
   const outcome = loopOutcome(results);
   const res: LoopResult = finish(group, outcome.phase, outcome.message, outcome.outputs);
   res.children = results.map((r): Phase => r.phase);
+  if (ctx.patched('loopOutputs')) res.itemParameters = outcome.itemParameters;
   return res;
 }

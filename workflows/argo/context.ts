@@ -1,13 +1,13 @@
 // The state one argoWorkflow run shares between its modules (Argo's workflowOperationContext): the
 // spec's templates, the global scope, the node tree, the activities, and what signals deliver.
 // Creating it registers the query and signal handlers, so it must happen before the first await.
-import { condition, proxyActivities, setHandler, workflowInfo, type CancellationScope, type WorkflowInfo } from '@temporalio/workflow';
+import { condition, patched, proxyActivities, setHandler, workflowInfo, type CancellationScope, type WorkflowInfo } from '@temporalio/workflow';
 import type { createArgoActivities } from '../../activities/argo/index.js';
 import { FAILURES } from '../../contract/failures.js';
 import { TUNING_DEFAULTS } from '../../contract/tuning.js';
 import type { Scope } from '../../argo/lang/tags.js';
 import type { ArgoRunInput, ArgoStatus, Json } from '../../argo/lang/types.js';
-import { argoResumeSignal, argoStatusQuery, type ResumeRequest } from './api.js';
+import { ARGO_PATCHES, argoResumeSignal, argoStatusQuery, type ResumeRequest } from './api.js';
 import { lockGrantedSignal } from './lock.js';
 import { arr, type Call, type NodeResult } from './model.js';
 import { NodeTree, now } from './nodes.js';
@@ -20,21 +20,55 @@ export type Activities = ReturnType<typeof createArgoActivities>;
 // and must not change when a pipeline failure type is added.
 const NON_RETRYABLE = [FAILURES.RuntimeUnavailable.type, FAILURES.InvalidRequest.type, FAILURES.ArgoPodFailed.type];
 
-/** At most `limit` callers inside run() at once (0: no limit); `parallelism` of the spec or a template. */
+/**
+ * At most `limit` callers inside run() at once (0: no limit); `parallelism` of the spec or a template.
+ * A free slot is taken synchronously and a waiter is handed the slot of the caller that releases it,
+ * first come first served: `condition(() => used < limit)` followed by `used++` let every waiter whose
+ * condition held in the same pass (or eagerly, in the same tick) enter at once.
+ */
 export class Semaphore {
   private used = 0;
-  constructor(private readonly limit: number) {}
+  private readonly waiting: { granted: boolean }[] = [];
+  constructor(
+    private readonly limit: number,
+    /** Whether this run uses the queue; runs recorded before it replay with the racy wait. */
+    private readonly queued: () => boolean = () => true,
+  ) {}
+  get limited(): boolean {
+    return this.limit > 0;
+  }
   async run<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.limit > 0) {
-      // Known issue ([argo]): not atomic: waiters woken by the same condition pass can all enter, exceeding the limit.
+    const queued = this.limit > 0 && this.queued();
+    if (this.limit > 0 && !queued) {
       await condition(() => this.used < this.limit);
       this.used++;
+    } else if (queued && this.used < this.limit && this.waiting.length === 0) this.used++;
+    else if (queued) {
+      const me = { granted: false };
+      this.waiting.push(me);
+      try {
+        await condition(() => me.granted);
+      } catch (e) {
+        // Cancelled while waiting: leave the queue, or pass on a slot granted in the meantime.
+        const i = this.waiting.indexOf(me);
+        if (i >= 0) this.waiting.splice(i, 1);
+        else this.release();
+        throw e;
+      }
     }
+    // The same awaits as before the queue when there is no limit: an extra tick would reorder the
+    // commands of parallel branches.
     try {
       return await fn();
     } finally {
-      if (this.limit > 0) this.used--;
+      if (queued) this.release();
+      else if (this.limit > 0) this.used--;
     }
+  }
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next.granted = true;
+    else this.used--;
   }
 }
 
@@ -60,6 +94,8 @@ export interface RunContext {
   /** Runs one template call; a slot so that steps and DAGs, which it runs in turn, need not import it. */
   runTemplate(call: Call): Promise<NodeResult>;
   semaphore(limit: number): Semaphore;
+  /** patched(ARGO_PATCHES[fix]) for the pure modules (steps, call, io…), which may not import @temporalio/workflow. */
+  patched(fix: keyof typeof ARGO_PATCHES): boolean;
 }
 
 export function createContext(input: ArgoRunInput, runTemplate: (ctx: RunContext, call: Call) => Promise<NodeResult>): RunContext {
@@ -82,7 +118,8 @@ export function createContext(input: ArgoRunInput, runTemplate: (ctx: RunContext
   const scheduledStartTime = (info.searchAttributes?.TemporalScheduledStartTime as unknown[] | undefined)?.[0];
   const global = globalScope(input, { uid: info.runId, startedAt: status.startedAt, scheduledStartTime });
   const wfArtifacts = workflowArtifacts(spec);
-  const workflowParallelism = new Semaphore(Number(spec.parallelism ?? 0));
+  const queued = () => patched(ARGO_PATCHES.parallelism);
+  const workflowParallelism = new Semaphore(Number(spec.parallelism ?? 0), queued);
 
   const granted = new Set<string>();
   setHandler(lockGrantedSignal, ({ lock, key }) => void granted.add(grantKey(lock, key)));
@@ -101,7 +138,8 @@ export function createContext(input: ArgoRunInput, runTemplate: (ctx: RunContext
     granted,
     daemonScopes: [],
     runTemplate: (call) => runTemplate(ctx, call),
-    semaphore: (limit) => new Semaphore(limit),
+    semaphore: (limit) => new Semaphore(limit, queued),
+    patched: (fix) => patched(ARGO_PATCHES[fix]),
   };
   return ctx;
 }

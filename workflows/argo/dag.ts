@@ -1,12 +1,14 @@
 // A `dag` template: each task starts once every task its `depends` names has finished, and runs if
-// that expression holds (else Omitted). failFast stops scheduling after an unhandled failure.
+// that expression holds (else Omitted). dag.failFast stops scheduling after an unhandled failure; the
+// template's own `failFast: true` after any failure (and fails it). Its daemon tasks stop when it ends.
+import type { CancellationScope } from '@temporalio/workflow';
 import { dependsOf, dependsTasks, evaluateDepends, parseDepends, type TaskResult } from '../../argo/lang/depends.js';
 import { substitute, type Scope } from '../../argo/lang/tags.js';
 import type { ArgoNode, Json } from '../../argo/lang/types.js';
 import { runCall } from './call.js';
 import type { RunContext } from './context.js';
 import { publish, templateOutputs } from './io.js';
-import { arr, continueOn, emptyOutputs, failed, UserError, type LoopResult, type NodeResult } from './model.js';
+import { arr, continueOn, emptyOutputs, FAIL_FAST_MESSAGE, failed, UserError, type FailFastGate, type LoopResult, type NodeResult } from './model.js';
 import { finish } from './nodes.js';
 
 export type Depends = ReturnType<typeof parseDepends>;
@@ -60,49 +62,63 @@ export async function runDag(ctx: RunContext, tmpl: Json, scope: Scope, node: Ar
   const started = new Set<string>();
   let stopScheduling = false;
   const running = new Map<string, Promise<void>>();
-  for (;;) {
-    for (const t of tasks) {
-      const name = String(t.name);
-      if (started.has(name) || !wanted.has(name)) continue;
-      const req = neededBy(deps, name);
-      if (!req.every((d) => results[d])) continue;
-      if (stopScheduling) continue;
-      started.add(name);
-      const dep = deps.get(name);
-      let go = true;
-      try {
-        go = dep ? evaluateDepends(dep, results) : true;
-      } catch {
-        go = false;
+  const daemons: CancellationScope[] = [];
+  const gate: FailFastGate | undefined = tmpl.failFast === true && ctx.patched('templateFailFast') ? { tripped: false } : undefined;
+  try {
+    for (;;) {
+      for (const t of tasks) {
+        const name = String(t.name);
+        if (started.has(name) || !wanted.has(name)) continue;
+        const req = neededBy(deps, name);
+        if (!req.every((d) => results[d])) continue;
+        if (stopScheduling) continue;
+        started.add(name);
+        const dep = deps.get(name);
+        let go = true;
+        try {
+          go = dep ? evaluateDepends(dep, results) : true;
+        } catch {
+          go = false;
+        }
+        if (!go) {
+          const n = ctx.nodes.add({ name: `${node.name}.${name}`, displayName: name, type: 'Skipped', parentId: node.id, templateName: String(t.template ?? '') });
+          const r = finish(n, 'Omitted', 'omitted: depends condition not met');
+          results[name] = { phase: 'Omitted', r };
+          publish(local, `tasks.${name}`, r, n);
+          continue;
+        }
+        running.set(
+          name,
+          (async () => {
+            let r: NodeResult | undefined;
+            try {
+              r = await runCall(ctx, t, local, node.id, node.name, parallel, { daemons, gate });
+            } catch (e) {
+              if (!(e instanceof UserError)) throw e;
+              if (gate) gate.tripped = true;
+              const n = ctx.nodes.add({ name: `${node.name}.${name}`, displayName: name, type: 'Pod', parentId: node.id });
+              r = finish(n, 'Error', e.message);
+            }
+            if (gate?.tripped) stopScheduling = true;
+            if (!r) {
+              // Kept from starting by failFast: it has no node and no result.
+              running.delete(name);
+              return;
+            }
+            results[name] = { phase: r.phase, daemoned: r.daemoned, children: (r as LoopResult).children, r };
+            publish(local, `tasks.${name}`, r, ctx.status.nodes[r.id]);
+            if (failed(r.phase) && failFast && !continueOn(t, r.phase) && !failureHandled(tasks, name)) stopScheduling = true;
+            running.delete(name);
+          })(),
+        );
       }
-      if (!go) {
-        const n = ctx.nodes.add({ name: `${node.name}.${name}`, displayName: name, type: 'Skipped', parentId: node.id, templateName: String(t.template ?? '') });
-        const r = finish(n, 'Omitted', 'omitted: depends condition not met');
-        results[name] = { phase: 'Omitted', r };
-        publish(local, `tasks.${name}`, r, n);
-        continue;
-      }
-      running.set(
-        name,
-        (async () => {
-          let r: NodeResult;
-          try {
-            r = await runCall(ctx, t, local, node.id, node.name, parallel);
-          } catch (e) {
-            if (!(e instanceof UserError)) throw e;
-            const n = ctx.nodes.add({ name: `${node.name}.${name}`, displayName: name, type: 'Pod', parentId: node.id });
-            r = finish(n, 'Error', e.message);
-          }
-          results[name] = { phase: r.phase, daemoned: r.daemoned, children: (r as LoopResult).children, r };
-          publish(local, `tasks.${name}`, r, ctx.status.nodes[r.id]);
-          if (failed(r.phase) && failFast && !continueOn(t, r.phase) && !failureHandled(tasks, name)) stopScheduling = true;
-          running.delete(name);
-        })(),
-      );
+      if (running.size === 0) break;
+      await Promise.race(running.values());
     }
-    if (running.size === 0) break;
-    await Promise.race(running.values());
+  } finally {
+    daemons.forEach((d) => d.cancel());
   }
+  if (gate?.tripped) return finish(node, 'Failed', FAIL_FAST_MESSAGE);
   // The DAG fails when a task failed and nothing handles it: not continueOn, and no task's
   // `depends` names its failure explicitly (e.g. `B.Failed`, `!B.Succeeded`).
   const bad = tasks.map((t) => [t, results[String(t.name)]] as const).find(([t, r]) => r && failed(r.phase) && !continueOn(t, r.phase) && !failureHandled(tasks, String(t.name)));

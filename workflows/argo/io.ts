@@ -3,7 +3,7 @@
 import { evaluateExpr } from '../../argo/lang/expr.js';
 import { scopeEnv, stringify, substitute, type Scope } from '../../argo/lang/tags.js';
 import type { ArgoNode, Json, NodeOutputs, RunPodInput } from '../../argo/lang/types.js';
-import { arr, emptyOutputs, UserError, type CallArgs, type NodeResult } from './model.js';
+import { arr, emptyOutputs, UserError, type CallArgs, type LoopResult, type NodeResult } from './model.js';
 
 export interface BoundInputs {
   scope: Scope;
@@ -99,5 +99,21 @@ export function publish(scope: Scope, prefix: string, r: NodeResult, node?: Argo
   if (r.outputs.exitCode !== undefined) scope[`${prefix}.exitCode`] = r.outputs.exitCode;
   for (const [k, v] of Object.entries(r.outputs.parameters)) scope[`${prefix}.outputs.parameters.${k}`] = v;
   for (const [k, v] of Object.entries(r.outputs.artifacts)) scope[`${prefix}.outputs.artifacts.${k}`] = v;
-  scope[`${prefix}.outputs.parameters`] = JSON.stringify(r.outputs.parameters);
+  const items = (r as LoopResult).itemParameters;
+  scope[`${prefix}.outputs.parameters`] = JSON.stringify(items ?? r.outputs.parameters);
+}
+
+/**
+ * `{{outputs.parameters.<n>.path}}` and `{{outputs.artifacts.<n>.path}}`: where a container or script
+ * writes its outputs, so that its command can name the path it declares once.
+ */
+export function outputPaths(tmpl: Json, scope: Scope): Scope {
+  const out: Scope = {};
+  const outputs = (tmpl.outputs ?? {}) as Json;
+  for (const p of arr(outputs.parameters)) {
+    const path = ((p.valueFrom ?? {}) as Json).path;
+    if (path !== undefined) out[`outputs.parameters.${String(p.name)}.path`] = substitute(String(path), scope);
+  }
+  for (const a of arr(outputs.artifacts)) if (a.path !== undefined) out[`outputs.artifacts.${String(a.name)}.path`] = substitute(String(a.path), scope);
+  return out;
 }

@@ -6,12 +6,15 @@ import { substituteDeep, type Scope } from '../../argo/lang/tags.js';
 import type { ArgoNode, Json, NodeOutputs, RunPodInput } from '../../argo/lang/types.js';
 import { ARGO_PATCHES } from './api.js';
 import type { RunContext } from './context.js';
-import { suspendOutputs, templateOutputs } from './io.js';
+import { outputPaths, suspendOutputs, templateOutputs } from './io.js';
 import { activityMessage, emptyOutputs, type NodeResult } from './model.js';
-import { finish } from './nodes.js';
+import { finish, now } from './nodes.js';
 import { httpOutcome, httpRequest, podInput } from './pods.js';
 
-export async function runPod(ctx: RunContext, tmpl: Json, scope: Scope, node: ArgoNode, artifacts: RunPodInput['inputArtifacts'], attempt: number): Promise<NodeResult> {
+export async function runPod(ctx: RunContext, tmpl: Json, given: Scope, node: ArgoNode, artifacts: RunPodInput['inputArtifacts'], attempt: number, daemons?: CancellationScope[]): Promise<NodeResult> {
+  // `{{outputs.…<n>.path}}`; asked only of a template that names one, so other runs record no marker.
+  const namesOutputPath = /\{\{\s*outputs\.(parameters|artifacts)\.[^}]*\.path\s*\}\}/.test(JSON.stringify(tmpl));
+  const scope = namesOutputPath && patched(ARGO_PATCHES.outputPaths) ? { ...given, ...outputPaths(tmpl, given) } : given;
   const pod = podInput(tmpl, scope, node.id, artifacts, attempt, { name: ctx.input.name, runId: ctx.info.runId, artifactRoot: ctx.input.artifactRoot, hashLongNames: () => patched(ARGO_PATCHES.podNames) });
   node.target = pod.target;
   node.jobName = pod.jobName;
@@ -19,12 +22,23 @@ export async function runPod(ctx: RunContext, tmpl: Json, scope: Scope, node: Ar
     // A daemon runs in the background until its parent template ends; dependents see it as Daemoned.
     node.daemoned = true;
     const s = new CancellationScope();
-    s.run(() => ctx.workflowParallelism.run(() => ctx.acts.argoRunPod(pod))).catch(() => undefined);
+    const ran = s.run(() => ctx.workflowParallelism.run(() => ctx.acts.argoRunPod(pod))).catch(() => undefined);
     ctx.daemonScopes.push(s);
+    if (daemons && patched(ARGO_PATCHES.daemonScope)) {
+      // Stopped with the steps or DAG template it runs in (Argo kills a scope's daemons when it completes).
+      daemons.push(s);
+      void ran.then((r) => void finish(node, r && r.phase !== 'Succeeded' ? r.phase : 'Succeeded', r ? r.message : 'daemon stopped with its template'));
+    }
     return { id: node.id, phase: 'Succeeded', outputs: emptyOutputs(), daemoned: true };
   }
   try {
-    const r = await ctx.workflowParallelism.run(() => ctx.acts.argoRunPod(pod));
+    // Under the workflow's parallelism a pod waits Pending for its slot and starts when it gets one.
+    const limited = ctx.workflowParallelism.limited;
+    if (limited) node.phase = 'Pending';
+    const r = await ctx.workflowParallelism.run(() => {
+      if (limited) Object.assign(node, { phase: 'Running', startedAt: now() });
+      return ctx.acts.argoRunPod(pod);
+    });
     node.target = r.target;
     const outputs: NodeOutputs = { parameters: r.parameters, artifacts: r.artifacts, result: r.result, exitCode: r.exitCode === undefined ? undefined : String(r.exitCode) };
     const withScope: Scope = { ...scope, 'outputs.result': r.result ?? '', exitCode: outputs.exitCode ?? '' };

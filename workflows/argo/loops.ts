@@ -57,13 +57,15 @@ export function itemLabel(item: unknown): string {
  * The loop node's outcome: the first failed item's phase and message (Skipped when every item was),
  * `outputs.result` and each output parameter as JSON lists over the items that produced them.
  */
-export function loopOutcome(results: NodeResult[]): { phase: Phase; message?: string; outputs: NodeOutputs } {
+export function loopOutcome(results: NodeResult[]): { phase: Phase; message?: string; outputs: NodeOutputs; itemParameters: Record<string, string>[] } {
   const outputs = emptyOutputs();
   const resultList = results.filter((r) => r.outputs.result !== undefined).map((r) => r.outputs.result!);
   if (resultList.length) outputs.result = JSON.stringify(resultList.map((x) => tryJson(x)));
   const paramNames = new Set(results.flatMap((r) => Object.keys(r.outputs.parameters)));
   for (const p of paramNames) outputs.parameters[p] = JSON.stringify(results.filter((r) => p in r.outputs.parameters).map((r) => r.outputs.parameters[p]));
+  // Argo's aggregate: in item order, one map per item that produced any parameter.
+  const itemParameters = results.filter((r) => Object.keys(r.outputs.parameters).length > 0).map((r) => ({ ...r.outputs.parameters }));
   const bad = results.find((r) => failed(r.phase));
   const allSkipped = results.length > 0 && results.every((r) => r.phase === 'Skipped');
-  return { phase: bad ? bad.phase : allSkipped ? 'Skipped' : 'Succeeded', message: bad?.message, outputs };
+  return { phase: bad ? bad.phase : allSkipped ? 'Skipped' : 'Succeeded', message: bad?.message, outputs, itemParameters };
 }

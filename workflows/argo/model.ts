@@ -1,6 +1,7 @@
 // The shapes the interpreter's modules hand each other, and the helpers all of them share. No Temporal
 // import here or in the other pure modules (io, loops, pods, retry, memoize, sync, scope, nodes, call,
 // steps, dag; test/unit/argo/purity.test.ts holds them to it): the unit lane loads them outside the sandbox.
+import type { CancellationScope } from '@temporalio/workflow';
 import type { Scope } from '../../argo/lang/tags.js';
 import type { ArgoNode, Json, NodeOutputs, Phase } from '../../argo/lang/types.js';
 
@@ -12,8 +13,12 @@ export interface NodeResult {
   daemoned?: boolean;
 }
 
-/** A loop's result also carries its items' phases, for `depends` on `.AnySucceeded`/`.AllFailed`. */
-export type LoopResult = NodeResult & { children?: Phase[] };
+/**
+ * A loop's result also carries its items' phases, for `depends` on `.AnySucceeded`/`.AllFailed`, and
+ * its items' output parameters one map per item, which is what `{{steps.X.outputs.parameters}}` of a
+ * loop is in Argo (processAggregateNodeOutputs), not the per-name lists of `…parameters.<name>`.
+ */
+export type LoopResult = NodeResult & { children?: Phase[]; itemParameters?: Record<string, string>[] };
 
 export interface CallArgs {
   parameters?: Json[];
@@ -28,7 +33,19 @@ export interface Call {
   parentId?: string;
   /** Variables visible to the callee's `{{…}}` besides its inputs (retries, lastRetry…). */
   extra?: Scope;
+  /** Where a daemon pod registers its scope: the steps or DAG template it runs in stops it when it ends. */
+  daemons?: CancellationScope[];
 }
+
+/**
+ * A template's `failFast: true` (Argo's Template.FailFast, default off; not dag.failFast): once one of
+ * its children failed, no further child starts, and the template fails when the running ones end.
+ */
+export interface FailFastGate {
+  tripped: boolean;
+}
+
+export const FAIL_FAST_MESSAGE = 'template has failed or errored children and failFast enabled';
 
 /** A mistake in the spec found while running: it ends its node in Error, not the workflow task. */
 export class UserError extends Error {}

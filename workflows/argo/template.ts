@@ -79,7 +79,7 @@ async function runOnce(ctx: RunContext, call: Call, kind: ArgoNode['type'], atte
     return finish(node, 'Error', e.message);
   }
   const sync = tmpl.synchronization as Json | undefined;
-  if (!sync || !patched(ARGO_PATCHES.sync)) return runBody(ctx, tmpl, node, bound, attempt);
+  if (!sync || !patched(ARGO_PATCHES.sync)) return runBody(ctx, tmpl, node, bound, attempt, call.daemons);
   // Template-level synchronization: the node waits (Pending) for its locks, holds them while it
   // runs, and releases them however it ends.
   let locks: LockRef[];
@@ -105,19 +105,19 @@ async function runOnce(ctx: RunContext, call: Call, kind: ArgoNode['type'], atte
     return finish(node, 'Error', activityMessage(e));
   }
   try {
-    return await runBody(ctx, tmpl, node, bound, attempt);
+    return await runBody(ctx, tmpl, node, bound, attempt, call.daemons);
   } finally {
     await releaseLocks(ctx, held, key);
   }
 }
 
-async function runBody(ctx: RunContext, tmpl: Json, node: ArgoNode, bound: BoundInputs, attempt: number): Promise<NodeResult> {
+async function runBody(ctx: RunContext, tmpl: Json, node: ArgoNode, bound: BoundInputs, attempt: number, daemons: Call['daemons']): Promise<NodeResult> {
   try {
     if (tmpl.steps) return await runSteps(ctx, tmpl, bound.scope, node);
     if (tmpl.dag) return await runDag(ctx, tmpl, bound.scope, node);
     if (tmpl.suspend) return await runSuspend(ctx, tmpl, bound.scope, node);
     if (tmpl.http) return await runHttp(ctx, tmpl, bound.scope, node);
-    if (tmpl.container || tmpl.script || tmpl.plugin) return await runPod(ctx, tmpl, bound.scope, node, bound.artifacts, attempt);
+    if (tmpl.container || tmpl.script || tmpl.plugin) return await runPod(ctx, tmpl, bound.scope, node, bound.artifacts, attempt, daemons);
     if (tmpl.resource) {
       // Inline, not a function of its own: an extra await here would reorder commands of parallel branches.
       try {

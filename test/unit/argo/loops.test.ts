@@ -48,7 +48,8 @@ test('item labels are Argo’s', () => {
 
 test('a loop’s outcome aggregates results and parameters and takes the first failure', () => {
   const ok = loopOutcome([result('a', 'Succeeded', { result: '{"x":1}', parameters: { p: '1' } }), result('b', 'Succeeded', { result: 'plain' })]);
-  expect(ok).toEqual({ phase: 'Succeeded', message: undefined, outputs: { parameters: { p: '["1"]' }, artifacts: {}, result: '[{"x":1},"plain"]' } });
+  // itemParameters: Argo's `{{steps.X.outputs.parameters}}`, one map per item that produced any.
+  expect(ok).toEqual({ phase: 'Succeeded', message: undefined, outputs: { parameters: { p: '["1"]' }, artifacts: {}, result: '[{"x":1},"plain"]' }, itemParameters: [{ p: '1' }] });
   const bad = loopOutcome([result('a', 'Succeeded'), result('b', 'Error', {}, 'boom'), result('c', 'Failed', {}, 'later')]);
   expect(bad.phase).toBe('Error');
   expect(bad.message).toBe('boom');
