@@ -8,7 +8,7 @@ import { builtinModules } from 'node:module';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.tools/', '.tandem/', 'tmp/', 'coverage/'] },
+  { ignores: ['node_modules/', '.tools/', '.tandem/', 'tmp/', 'coverage/', 'dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

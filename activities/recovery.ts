@@ -7,7 +7,6 @@
 import { Context } from '@temporalio/activity';
 import { existsSync, mkdirSync, writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { FENCED_EXIT_CODE, fencedMarker } from '../programs/lease.js';
 import { leasePollCapMs } from '../contract/failover.js';
 import { applyRetention, copyCheckpoint, copyVerifiedDir, latestValidCheckpoint, removeStaleCopies, sha256File, type Hasher, type Skipped } from '../backends/checkpoints.js';
@@ -52,8 +51,6 @@ export interface RecoveryConfig {
   /** Policy of the placement that ranks healthy sites (default: the engine's, without preemption). */
   placementPolicy?: Partial<PolicyConfig>;
 }
-
-const FENCE = fileURLToPath(new URL('../programs/fence.ts', import.meta.url));
 
 export interface ChooseSiteInput {
   /** Sites not to use (the failed one). */
@@ -254,7 +251,7 @@ export function createRecoveryActivities(config: RecoveryConfig) {
       if (input.leaseTtlMs) {
         const lease = leaseFile(s.root, input.runKey, input.name);
         writeLease(lease, input.name, input.leaseTtlMs);
-        command = [...builtinCommand('train').slice(0, 3), FENCE, lease, '--', ...command];
+        command = [...builtinCommand('fence'), lease, '--', ...command];
       }
       return s.backend.submit({ name: input.name, command, env, resources: input.resources, walltimeMs: durationMs(input.resources.walltime), kubernetes: input.kubernetes });
     },

@@ -3,8 +3,8 @@
 // valid only if every listed file exists with its recorded size and hash; a newest checkpoint that
 // is partial or corrupt is skipped, with the reason, in favour of the previous valid one.
 import { createHash } from 'node:crypto';
-import { copyFileSync, createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { copyFileSync, createReadStream, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, posix, sep } from 'node:path';
 
 export interface ManifestFile {
   path: string;
@@ -49,8 +49,47 @@ export function sha256Text(text: string | Buffer): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
+/**
+ * Why a manifest's file path is not a file inside its checkpoint directory, or undefined. A manifest is
+ * data a job wrote: a path that is absolute or climbs out (`../../etc/passwd`) would make verification
+ * read, and a cross-site copy write, outside the checkpoint root. Any ".." segment is refused, not only
+ * one that escapes after normalisation: checkpoint files have no reason to climb.
+ */
+export function manifestPathProblem(p: unknown): string | undefined {
+  if (typeof p !== 'string' || p === '') return 'is not a file name';
+  if (p.includes('\0')) return 'contains a NUL byte';
+  if (isAbsolute(p) || posix.isAbsolute(p) || /^[A-Za-z]:/.test(p) || p.startsWith('\\')) return 'is an absolute path; manifest paths are relative to the checkpoint directory';
+  const segments = p.split(/[\\/]/);
+  if (segments.includes('..')) return 'climbs out of the checkpoint directory (".." segment)';
+  const norm = posix.normalize(p.replace(/\\/g, '/'));
+  if (norm === '.' || norm === 'manifest.json' || norm.startsWith('../')) return 'is not a file of the checkpoint';
+  return undefined;
+}
+
+/**
+ * The real path of `rel` inside `dir` if it is a regular file there, following symbolic links only
+ * while they stay inside `dir`. Reports nothing about a file outside (not its size, not its contents).
+ */
+function fileInside(dir: string, rel: string): { path: string } | { missing: true } | { problem: string } {
+  const p = join(dir, rel);
+  let real: string;
+  try {
+    real = realpathSync(p);
+  } catch {
+    return { missing: true }; // also a dangling link: where it points is not reported
+  }
+  const root = realpathSync(dir);
+  if (real !== root && !real.startsWith(root + sep)) return { problem: 'resolves (through a symbolic link) to outside the checkpoint directory' };
+  if (!statSync(real).isFile()) return { problem: 'is not a regular file' };
+  return { path: real };
+}
+
 /** Writes a checkpoint atomically: files go to a hidden temp dir that is renamed into place. */
 export function writeCheckpoint(root: string, step: number, files: Record<string, string>, meta: Omit<CheckpointManifest, 'step' | 'created' | 'files'>, created = new Date()): string {
+  for (const name of Object.keys(files)) {
+    const why = manifestPathProblem(name);
+    if (why) throw new Error(`checkpoint file ${JSON.stringify(name)} ${why}`);
+  }
   mkdirSync(root, { recursive: true });
   const final = join(root, stepDirName(step));
   const tmp = join(root, `.tmp-${stepDirName(step)}-${process.pid}`);
@@ -58,6 +97,7 @@ export function writeCheckpoint(root: string, step: number, files: Record<string
   mkdirSync(tmp);
   const listed: ManifestFile[] = [];
   for (const [name, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(tmp, name)), { recursive: true });
     writeFileSync(join(tmp, name), content);
     listed.push({ path: name, size: Buffer.byteLength(content), sha256: sha256Text(content) });
   }
@@ -84,20 +124,51 @@ export function listCheckpoints(root: string): { path: string; step: number }[] 
  */
 export type Hasher = (path: string) => Promise<string>;
 
-/** Verifies one checkpoint; returns the reason it is invalid, or the manifest. */
+/** What is wrong with a manifest's shape (before any file it names is looked at), or undefined. */
+function manifestProblem(m: unknown, dirStep: number | undefined): string | undefined {
+  if (m === null || typeof m !== 'object' || Array.isArray(m)) return 'manifest.json is not an object';
+  const { step, files } = m as Partial<CheckpointManifest>;
+  if (typeof step !== 'number' || !Number.isSafeInteger(step) || step < 0) return 'manifest step is not a non-negative integer';
+  if (dirStep !== undefined && step !== dirStep) return `manifest says step ${step}, but the directory is ${stepDirName(dirStep)}`;
+  if (!Array.isArray(files) || files.length === 0) return 'manifest lists no files';
+  const seen = new Set<string>();
+  for (const [i, f] of files.entries()) {
+    if (f === null || typeof f !== 'object') return `manifest files[${i}] is not an object`;
+    const why = manifestPathProblem(f.path);
+    if (why) return `manifest files[${i}].path${typeof f.path === 'string' ? ` ${JSON.stringify(f.path)}` : ''} ${why}`;
+    if (seen.has(f.path)) return `manifest lists ${JSON.stringify(f.path)} twice`;
+    seen.add(f.path);
+    if (typeof f.size !== 'number' || !Number.isSafeInteger(f.size) || f.size < 0) return `manifest files[${i}].size is not a byte count`;
+    if (typeof f.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(f.sha256)) return `manifest files[${i}].sha256 is not a sha256 hex digest`;
+  }
+  return undefined;
+}
+
+/**
+ * Verifies one checkpoint; returns the reason it is invalid, or the manifest. Only files inside the
+ * checkpoint directory are ever opened: the manifest's shape and paths are checked first, and a file
+ * (or the manifest, or the directory) that is a symbolic link leading outside is refused unread, so a
+ * reason never tells the size or hash of a file elsewhere.
+ */
 export async function verifyCheckpoint(path: string, deep = true, hasher: Hasher = sha256File): Promise<{ ok: true; manifest: CheckpointManifest } | { ok: false; reason: string }> {
-  const manifestPath = join(path, 'manifest.json');
-  if (!existsSync(manifestPath)) return { ok: false, reason: 'no manifest.json (partial checkpoint)' };
+  if (lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink()) return { ok: false, reason: 'the checkpoint directory is a symbolic link' };
+  const manifestAt = fileInside(path, 'manifest.json');
+  if ('missing' in manifestAt) return { ok: false, reason: 'no manifest.json (partial checkpoint)' };
+  if ('problem' in manifestAt) return { ok: false, reason: `manifest.json ${manifestAt.problem}` };
   let manifest: CheckpointManifest;
   try {
-    manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as CheckpointManifest;
+    manifest = JSON.parse(readFileSync(manifestAt.path, 'utf8')) as CheckpointManifest;
   } catch (e) {
     return { ok: false, reason: `manifest.json is not valid JSON: ${(e as Error).message}` };
   }
-  if (!Array.isArray(manifest.files) || manifest.files.length === 0) return { ok: false, reason: 'manifest lists no files' };
+  const m = DIR.exec(basename(path));
+  const shape = manifestProblem(manifest, m ? Number(m[1]) : undefined);
+  if (shape) return { ok: false, reason: shape };
   for (const f of manifest.files) {
-    const p = join(path, f.path);
-    if (!existsSync(p)) return { ok: false, reason: `${f.path} is missing` };
+    const at = fileInside(path, f.path);
+    if ('missing' in at) return { ok: false, reason: `${f.path} is missing` };
+    if ('problem' in at) return { ok: false, reason: `${f.path} ${at.problem}` };
+    const p = at.path;
     const size = statSync(p).size;
     if (size !== f.size) return { ok: false, reason: `${f.path} has ${size} bytes, manifest says ${f.size}` };
     if (deep) {
@@ -172,7 +243,11 @@ export async function copyCheckpoint(src: string, dstRoot: string, opts: { hashe
   let bytes = 0;
   try {
     for (const f of v.manifest.files) {
-      copyFileSync(join(src, f.path), join(tmp, f.path));
+      // Checked again right before the read: the source may have changed since it was verified.
+      const from = fileInside(src, f.path);
+      if (!('path' in from)) throw new Error(`source checkpoint ${src} changed during the copy: ${f.path} ${'problem' in from ? from.problem : 'is missing'}`);
+      mkdirSync(dirname(join(tmp, f.path)), { recursive: true });
+      copyFileSync(from.path, join(tmp, f.path));
       bytes += f.size;
       await opts.onFile?.(f.path);
     }

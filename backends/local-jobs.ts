@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import type { JobRef, JobStatus, JobProgress } from '../contract/outcome.js';
 import type { JobBackend, JobRequest } from './types.js';
 import { isAlive, killGroup, processStartTime } from './proc.js';
+import { failure } from '../contract/failures.js';
+import { jobEnv, unspawnable } from './job-env.js';
 
 interface JobRecord {
   jobId: string;
@@ -76,6 +78,8 @@ export class LocalJobBackend implements JobBackend {
   async submit(req: JobRequest): Promise<JobRef> {
     const existing = await this.findByName(req.name);
     if (existing) return existing;
+    const bad = unspawnable(req.command, req.env);
+    if (bad) throw failure('InvalidRequest', `job ${req.name}: ${bad} contains a NUL byte or is not a valid variable, which no process can receive`);
     const dir = this.jobDir(req.name);
     // mkdir without `recursive` fails if a concurrent submit won the race: then adopt its job.
     try {
@@ -92,7 +96,8 @@ export class LocalJobBackend implements JobBackend {
       cwd: dir,
       detached: true,
       stdio: 'ignore',
-      env: { ...process.env, ...req.env, TANDEM_JOB_ID: req.name, TANDEM_PROGRESS_FILE: join(dir, 'progress.json') },
+      // Never the worker's own environment (its secrets would reach the job's output): backends/job-env.ts.
+      env: jobEnv(req.env, { TANDEM_JOB_ID: req.name, TANDEM_PROGRESS_FILE: join(dir, 'progress.json') }),
     });
     child.unref();
     if (child.pid === undefined) throw new Error(`could not start ${req.command[0]}`);

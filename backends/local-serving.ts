@@ -5,6 +5,8 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, 
 import { join } from 'node:path';
 import { builtinCommand } from '../programs/commands.js';
 import { isAlive, killGroup, processStartTime } from './proc.js';
+import { failure } from '../contract/failures.js';
+import { jobEnv, unspawnable } from './job-env.js';
 import { DEFAULTS } from '../config/defaults.js';
 
 export interface DeploymentRef {
@@ -61,15 +63,18 @@ export class LocalServingBackend {
       return { runtime: 'local', name: req.name, endpoint, model: rec.model, checkpoint: rec.checkpoint, adopted: true };
     }
     if (rec) await this.undeploy(req.name); // a dead or different revision: replace it
+    const command = req.command ?? builtinCommand('serve');
+    const bad = unspawnable(command, req.env);
+    if (bad) throw failure('InvalidRequest', `deployment ${req.name}: ${bad} contains a NUL byte or is not a valid variable, which no process can receive`);
     const dir = this.dir(req.name);
     mkdirSync(dir, { recursive: true });
     const log = openSync(join(dir, 'server.log'), 'a');
-    const command = req.command ?? builtinCommand('serve');
     const child = spawn(command[0]!, command.slice(1), {
       cwd: dir,
       detached: true,
       stdio: ['ignore', log, log],
-      env: { ...process.env, ...req.env, TANDEM_CHECKPOINT: req.checkpoint, TANDEM_MODEL_ID: req.model, TANDEM_ENDPOINT_FILE: join(dir, 'endpoint.json') },
+      // Never the worker's own environment (its secrets would reach server.log and the failure): backends/job-env.ts.
+      env: jobEnv(req.env, { TANDEM_CHECKPOINT: req.checkpoint, TANDEM_MODEL_ID: req.model, TANDEM_ENDPOINT_FILE: join(dir, 'endpoint.json') }),
     });
     closeSync(log);
     child.unref();

@@ -4,6 +4,7 @@
 import { execFile } from 'node:child_process';
 import type { PartitionState } from '../contract/migration.js';
 import { DEFAULTS } from '../config/defaults.js';
+import { jobEnv } from './job-env.js';
 
 export class SlurmAdminError extends Error {
   override name = 'SlurmAdminError';
@@ -32,7 +33,9 @@ export class SlurmAdmin {
   run(cmd: string, args: string[]): Promise<string> {
     return new Promise((resolve, reject) => {
       // argv, never a shell: partition and node names are validated but still never re-parsed.
-      execFile(cmd, args, { env: { ...process.env, SLURM_CONF: this.opts.slurmConf }, timeout: this.opts.timeoutMs ?? DEFAULTS.slurmCommandTimeoutMs, encoding: 'utf8' }, (err, stdout, stderr) => {
+      // The site's slurm.conf and the job allowlist only: sbatch exports its environment to the
+      // benchmark job, which must not see the worker's secrets (backends/job-env.ts).
+      execFile(cmd, args, { env: jobEnv({ SLURM_CONF: this.opts.slurmConf }), timeout: this.opts.timeoutMs ?? DEFAULTS.slurmCommandTimeoutMs, encoding: 'utf8' }, (err, stdout, stderr) => {
         if (err) reject(new SlurmAdminError(`${cmd} ${args.join(' ')} failed: ${(stderr || err.message).trim()}`));
         else resolve(stdout);
       });

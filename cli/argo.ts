@@ -10,6 +10,7 @@ import type { ArgoNode, ArgoStatus } from '../argo/lang/types.js';
 import { printError } from './errors.js';
 import { useArgoSchema } from '../argo/lint/schema.js';
 import { loadCliConfig } from '../config/worker.js';
+import { registerExecutorPluginCommands } from './argo-plugin.js';
 
 /** TANDEM_HOME and TANDEM_ARGO_SCHEMA, read when a command needs them (config/worker.ts). */
 function cliConfig() {
@@ -166,5 +167,6 @@ export function registerArgoCommands(program: Command, connect: () => Promise<Ar
     .option('-p, --parameter <k=v>', 'supplied output parameter', (v: string, acc: string[]) => [...acc, v], [] as string[])
     .action((name: string, o: { nodeFieldSelector?: string; parameter: string[] }) => withClient((c) => c.resume(name, o.nodeFieldSelector, parseParams(o.parameter))));
   argo.command('stop <name>').option('--message <m>').action((name: string, o: { message?: string }) => withClient((c) => c.stop(name, o.message)));
+  registerExecutorPluginCommands(argo);
   return argo;
 }

@@ -10,6 +10,7 @@ import { slurmBackend } from '../backends/slurm/index.js';
 import { recoverySites as sitesOf } from '../activities/recovery-sites.js';
 import { loadWorkerConfig, type WorkerConfig } from '../config/worker.js';
 import { DEFAULTS } from '../config/defaults.js';
+import { checkPort } from './port.js';
 
 /** Slurm, when TANDEM_SLURM_API configures it (README, "Training on Slurm"): then `auto` trains there. */
 function configuredBackends(config: WorkerConfig) {
@@ -27,6 +28,10 @@ function quietRuntime(): void {
 }
 
 export async function runDev(o: { port: number; uiPort: number; state: string }): Promise<void> {
+  // The CLI parses ports (cli/port.ts); other callers get the same rule, before anything starts.
+  checkPort('--port', o.port);
+  checkPort('--ui-port', o.uiPort);
+  if (o.port === o.uiPort) throw new Error(`--port and --ui-port must differ (both ${o.port})`);
   // Configuration first: a bad one is reported before a dev server starts (and would have to be stopped).
   // The dev worker serves the dev server's default namespace and task queue, its home is --state.
   const config = loadWorkerConfig();

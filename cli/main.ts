@@ -1,20 +1,27 @@
 #!/usr/bin/env node
 // The `tandem` command line: run pipelines, follow them, inspect and cancel them, and start a local
 // Temporal dev server with a worker for development.
+import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { printError } from './errors.js';
-import { loadPipelineSpec, TandemClient } from '../sdk/client.js';
+import type { TandemClient } from '../sdk/client.js';
 import { ProgressPrinter, formatStatus } from './render.js';
-import { runDemo, runDev } from './dev.js';
-import { registerRunsCommands } from './runs.js';
 import { failoverTuning, type FailoverFlags } from './failover.js';
-import { registerMigrationCommands } from './migration.js';
-import { registerCheckpointCommands } from './checkpoints.js';
-import { registerQuotaCommands } from './quotas.js';
-import { registerArgoCommands } from './argo.js';
-import { ArgoClient } from '../argo/client.js';
+import { registerCommandGroups } from './groups.js';
 import { loadClientConfig, type ClientConfig } from '../config/worker.js';
 import { DEFAULTS } from '../config/defaults.js';
+import { parsePort } from './port.js';
+
+// Start-up stays light (`tandem --help` and `--version` in well under a second): the Temporal client
+// and worker, the Kubernetes client and Ajv are imported inside the commands that use them, and the
+// command groups' modules only when the command line names them (./groups.ts).
+const sdk = () => import('../sdk/client.js');
+const devCommands = () => import('./dev.js');
+
+// The package's version: package.json is one folder up from cli/main.ts in a checkout, two from
+// dist/cli/main.js in the published package.
+const PACKAGE_JSON = new URL(import.meta.url.endsWith('.ts') ? '../package.json' : '../../package.json', import.meta.url);
+const VERSION = (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version;
 
 // TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and TANDEM_TASK_QUEUE are read once, by config/worker.ts; they
 // are the defaults of the flags below (a flag wins over its variable). A bad one is reported when a
@@ -35,6 +42,7 @@ const LOADS_WORKER_CONFIG = new Set(['dev', 'demo', 'checkpoints']);
 const program = new Command()
   .name('tandem')
   .description('Durable hybrid HPC + AI pipelines on Temporal')
+  .version(VERSION, '-V, --version', 'print the version of Tandem')
   .addOption(new Option('--address <host:port>', 'Temporal frontend (env: TEMPORAL_ADDRESS)').default(env.address))
   .addOption(new Option('--namespace <ns>', 'Temporal namespace (env: TEMPORAL_NAMESPACE)').default(env.namespace))
   .addOption(new Option('--task-queue <queue>', 'task queue of the Tandem workers (env: TANDEM_TASK_QUEUE)').default(env.taskQueue))
@@ -43,16 +51,16 @@ const program = new Command()
     if (envError && !LOADS_WORKER_CONFIG.has(action.name())) throw envError;
   });
 
-const connect = () => {
+const connect = async (): Promise<TandemClient> => {
   const o = program.opts<{ address: string; namespace: string; taskQueue: string }>();
-  return TandemClient.connect({ address: o.address, namespace: o.namespace, taskQueue: o.taskQueue });
+  return (await sdk()).TandemClient.connect({ address: o.address, namespace: o.namespace, taskQueue: o.taskQueue });
 };
 
 program
   .command('validate <spec>')
   .description('check a pipeline spec (YAML or JSON) without running it')
   .action(async (path: string) => {
-    const spec = await loadPipelineSpec(path);
+    const spec = await (await sdk()).loadPipelineSpec(path);
     console.log(`${path}: valid pipeline "${spec.name}" (tenant ${spec.tenant}, qos ${spec.qos})`);
   });
 
@@ -67,7 +75,7 @@ program
   .option('--max-failovers <n>', 'failovers allowed before the train stage fails (default 3)')
   .action(async (path: string, o: { id?: string; detach?: boolean; json?: boolean } & FailoverFlags) => {
     const failover = failoverTuning(o);
-    const spec = await loadPipelineSpec(path);
+    const spec = await (await sdk()).loadPipelineSpec(path);
     const client = await connect();
     try {
       const handle = await client.launch(spec, { id: o.id, tuning: failover ? { failover } : undefined });
@@ -129,25 +137,21 @@ program
 program
   .command('dev')
   .description('start a local Temporal dev server (with Web UI) and a Tandem worker')
-  .option('--port <port>', 'frontend port', String(DEFAULTS.devPort))
-  .option('--ui-port <port>', 'Web UI port', String(DEFAULTS.devUiPort))
+  .option('--port <port>', 'frontend port', parsePort, DEFAULTS.devPort)
+  .option('--ui-port <port>', 'Web UI port', parsePort, DEFAULTS.devUiPort)
   .option('--state <dir>', 'state directory (SQLite, local runtime)', DEFAULTS.home)
-  .action((o: { port: string; uiPort: string; state: string }) => runDev({ port: Number(o.port), uiPort: Number(o.uiPort), state: o.state }));
+  .action(async (o: { port: number; uiPort: number; state: string }) => (await devCommands()).runDev({ port: o.port, uiPort: o.uiPort, state: o.state }));
 
 program
   .command('demo [spec]')
   .description('run the example pipeline end to end on the embedded local runtime')
   .option('--keep', 'leave the model server, dev server and Web UI running afterwards')
-  .action((spec: string | undefined, o: { keep?: boolean }) => runDemo({ spec, keep: o.keep }));
+  .action(async (spec: string | undefined, o: { keep?: boolean }) => (await devCommands()).runDemo({ spec, keep: o.keep }));
 
-const connectArgo = () => ArgoClient.connect(program.opts<{ address: string; namespace: string; taskQueue: string }>());
-registerRunsCommands(program, connect, connectArgo);
-registerArgoCommands(program, connectArgo);
-registerMigrationCommands(program, connect);
-registerCheckpointCommands(program);
-registerQuotaCommands(program, connect);
-
-program.parseAsync().catch((err: unknown) => {
-  printError(err);
-  process.exit(2);
-});
+const connectArgo = async () => (await import('../argo/client.js')).ArgoClient.connect(program.opts<{ address: string; namespace: string; taskQueue: string }>());
+registerCommandGroups(program, process.argv.slice(2), { connect, connectArgo })
+  .then(() => program.parseAsync())
+  .catch((err: unknown) => {
+    printError(err);
+    process.exit(2);
+  });

@@ -8,6 +8,7 @@ import { ledgerId, ledgerPrefix } from '../activities/quota.js';
 import { amounts } from '../workflows/pipeline/messages.js';
 import { holdsQuery, releaseUpdate, usageQuery, type Hold, type Usage } from '../workflows/ledger.js';
 import { table } from './runs.js';
+import { hasOwn } from '../contract/own.js';
 
 /** Bad operator input (an unknown hold or site): printed as `tandem: <message>`, exit 2. */
 export class QuotaError extends Error {
@@ -59,7 +60,7 @@ export async function releaseHold(tandem: TandemClient, holdId: string, opts: { 
       if (e instanceof WorkflowNotFoundError) throw new QuotaError(`no quota ledger for site "${opts.site}" on task queue ${tandem.taskQueue} (it starts with the first stage that holds quota there)`);
       throw e;
     }
-    if (!(holdId in holds)) {
+    if (!hasOwn(holds, holdId)) {
       known.push(...Object.keys(holds).map((h) => `${h} (${site})`));
       continue;
     }

@@ -9,6 +9,8 @@ import { historyFromFile, replayHistory, type ReplayVerdict } from '../workers/r
 import { elapsed } from './render.js';
 import { ArgoClient, ARGO_WORKFLOW_TYPE, ID_PREFIX } from '../argo/client.js';
 import { formatTree } from './argo.js';
+import { parseDuration } from '../contract/duration.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 export function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
@@ -47,8 +49,23 @@ export function formatRunReport(r: RunReport & { runId: string }): string {
 }
 
 export function formatVerdict(v: ReplayVerdict, name: string): string {
+  if (v.failed) return `${name}: replay FAILED — ${v.failed.replace(/\.$/, '')}.\nThis is not a verdict on determinism: fix the history (or the error in the workflow code) and replay again.`;
   if (v.deterministic) return `${name}: deterministic — ${v.events} events of ${v.workflowType} replay on the current code`;
   return `${name}: NOT deterministic — ${v.explanation}${v.eventId ? ` (event ${v.eventId})` : ''}.\nGuard the change with patched() (see README, "Replay"), or keep the old code path until such runs have closed.`;
+}
+
+async function readJson(file: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    throw new Error(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${file} is not JSON: ${(e as Error).message}`);
+  }
 }
 
 export function registerRunsCommands(program: Command, connect: () => Promise<TandemClient>, connectArgo?: () => Promise<ArgoClient>): void {
@@ -103,14 +120,21 @@ export function registerRunsCommands(program: Command, connect: () => Promise<Ta
     .description('replay a run (or an exported history file) against the current workflow code')
     .option('--file <history.json>', 'replay an exported history instead of fetching one')
     .option('--workflow-id <id>', "with --file: the run's workflow id (child workflow ids derive from it)")
-    .action(async (id: string | undefined, o: { file?: string; workflowId?: string }) => {
-      Runtime.install({ logger: new DefaultLogger('ERROR') });
-      let verdict: ReplayVerdict;
-      if (o.file) verdict = await replayHistory(historyFromFile(JSON.parse(await readFile(o.file, 'utf8'))), { workflowId: o.workflowId ?? id });
-      else if (id) verdict = await withRuns(async (r) => replayHistory(historyFromFile(JSON.parse(await r.export(id))), { workflowId: id }));
+    .option('--timeout <duration>', 'fail a replay that has not finished within this long', `${DEFAULTS.replayTimeoutMs / 1000}s`)
+    .action(async (id: string | undefined, o: { file?: string; workflowId?: string; timeout: string }) => {
+      // Everything is checked before the replayer starts: the timeout, then the history's shape.
+      const timeoutMs = parseDuration(o.timeout);
+      if (timeoutMs === undefined || timeoutMs <= 0) throw new Error(`--timeout ${JSON.stringify(o.timeout)} is not a duration such as 90s or 5m`);
+      let history;
+      if (o.file) history = historyFromFile(await readJson(o.file), o.file);
+      else if (id) history = historyFromFile(JSON.parse(await withRuns((r) => r.export(id))), id);
       else throw new Error('give a run id or --file <history.json>');
+      Runtime.install({ logger: new DefaultLogger('ERROR') });
+      const verdict: ReplayVerdict = await replayHistory(history, { workflowId: o.workflowId ?? id, timeoutMs });
       console.log(formatVerdict(verdict, o.file ?? id!));
       if (!verdict.deterministic) process.exitCode = 1;
+      // A stalled replayer keeps running inside the SDK and would hold the process open.
+      if (verdict.failed) process.exit(1);
     });
 
   runs

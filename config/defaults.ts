@@ -24,8 +24,12 @@ export const DEFAULTS = {
   slurmrestdApiVersion: '0.0.38',
   /** TANDEM_K8S_SERVICE_TYPE: how vLLM deployments are exposed. */
   k8sServiceType: 'ClusterIP' as 'ClusterIP' | 'LoadBalancer',
-  /** TANDEM_ARGO_SCHEMA: Argo's JSON schema, used by `tandem argo lint|submit`. */
-  argoSchemaFile: fileURLToPath(new URL('../../shared/data/argo-schema/schema.json', import.meta.url)),
+  /**
+   * TANDEM_ARGO_SCHEMA: Argo's JSON schema, used by `tandem argo lint|submit`. A copy ships in templates/
+   * (Argo's api/jsonschema/schema.json, Apache-2.0: templates/argo-schema.LICENSE), so the installed
+   * package finds it; templates/ sits beside config/ in the checkout and in dist/ alike.
+   */
+  argoSchemaFile: fileURLToPath(new URL('../templates/argo-schema.json', import.meta.url)),
 
   /** `tandem dev`: frontend and Web UI ports of the embedded Temporal dev server. */
   devPort: 7233,
@@ -34,6 +38,8 @@ export const DEFAULTS = {
   devServerStartTimeoutMs: 60_000,
   /** The SDK's connect timeout (a dead address fails fast with a hint). */
   connectTimeoutMs: 5000,
+  /** `tandem runs replay`: how long one history may replay before it counts as failed (a malformed history can stall the replayer). */
+  replayTimeoutMs: 300_000,
 
   /** Request timeout of the FirecREST and slurmrestd HTTP clients. */
   httpTimeoutMs: 30_000,

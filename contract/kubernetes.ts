@@ -36,18 +36,37 @@ const refused = (why: string) => z.unknown().optional().refine((v) => v === unde
 export const SecurityContextSchema = z
   .object({
     privileged: refused('privileged pods are not allowed: they get full access to the node; request devices (e.g. nvidia.com/gpu) through resources instead'),
-    allowPrivilegeEscalation: z.boolean().optional(),
+    allowPrivilegeEscalation: z
+      .boolean()
+      .optional()
+      .refine((v) => v !== true, { message: 'allowPrivilegeEscalation: true is not allowed: a process could gain more privileges than the pod was given (setuid binaries); Tandem sets it to false' }),
     runAsNonRoot: z.boolean().optional(),
-    runAsUser: z.number().int().min(0).optional(),
+    runAsUser: z.number().int().min(1, 'must not be 0: pods do not run as root; give the image\'s non-root user id (e.g. 1000)').optional(),
     runAsGroup: z.number().int().min(0).optional(),
     readOnlyRootFilesystem: z.boolean().optional(),
   })
   .strict();
 
+// Mounting over these would replace the container's own system files (a Secret at /etc replaces
+// passwd, hosts, resolv.conf) or its view of the kernel and devices, or shadow the service-account token.
+const SYSTEM_MOUNTS = new Set(['/', '/bin', '/boot', '/etc', '/lib', '/lib32', '/lib64', '/libx32', '/root', '/run', '/sbin', '/usr', '/usr/bin', '/usr/lib', '/usr/local', '/usr/local/bin', '/usr/sbin', '/var', '/var/lib', '/var/run']);
+const SYSTEM_MOUNT_TREES = ['/proc', '/sys', '/dev', '/var/run/secrets', '/run/secrets'];
+const mountPath = z
+  .string()
+  .regex(/^\/[^\0]*$/, 'must be an absolute path')
+  .superRefine((p, ctx) => {
+    if (!p.startsWith('/')) return;
+    if (p.split('/').some((seg) => seg === '..' || seg === '.')) ctx.addIssue({ code: 'custom', message: 'must not contain "." or ".." segments: give the normalised absolute path' });
+    else if (/\/\/|.\/$/.test(p)) ctx.addIssue({ code: 'custom', message: 'must be a normalised absolute path (no "//", no trailing "/")' });
+    else if (SYSTEM_MOUNTS.has(p) || SYSTEM_MOUNT_TREES.some((t) => p === t || p.startsWith(`${t}/`))) {
+      ctx.addIssue({ code: 'custom', message: `must not be ${p}: a volume there would replace the container's system files; mount it at a directory of its own (e.g. /data, /models)` });
+    }
+  });
+
 export const VolumeSchema = z
   .object({
     name: dnsLabel,
-    mountPath: z.string().regex(/^\/[^\0]*$/, 'must be an absolute path'),
+    mountPath,
     readOnly: z.boolean().optional(),
     persistentVolumeClaim: z.object({ claimName: dnsSubdomain, readOnly: z.boolean().optional() }).strict().optional(),
     emptyDir: z.object({ medium: z.enum(['', 'Memory']).optional(), sizeLimit: z.string().optional() }).strict().optional(),
@@ -78,7 +97,39 @@ export const VllmOptionsSchema = z
   })
   .strict();
 
-export const KubernetesOptionsSchema = z
+/**
+ * Which namespaces, service accounts and priority classes stages may name. A list given by a site's or
+ * tenant's policy is the complete set allowed there (it may name ones the defaults refuse); without one,
+ * the defaults refuse Kubernetes' own namespaces (kube-*) and controllers' (*-system), administrator
+ * service accounts, and the system-* priority classes, which would let a stage's pod act with the
+ * cluster's privileges or preempt the cluster's own components.
+ */
+export interface KubernetesPolicy {
+  namespaces?: readonly string[];
+  serviceAccounts?: readonly string[];
+  priorityClasses?: readonly string[];
+}
+
+const defaultRefusals: Record<keyof KubernetesPolicy, (v: string) => string | undefined> = {
+  namespaces: (v) =>
+    v.startsWith('kube-') ? `namespace "${v}" belongs to Kubernetes itself (kube-system, kube-public, kube-node-lease …); run stages in a namespace of their own`
+    : v.endsWith('-system') ? `namespace "${v}" belongs to a cluster component; run stages in a namespace of their own (a site policy may allow it)`
+    : undefined,
+  serviceAccounts: (v) => (/(^|[-.])(cluster-admin|admin|administrator|root|superuser)([-.]|$)/.test(v) ? `service account "${v}" looks like an administrator's; stages run with an account of least privilege (a site policy may allow it)` : undefined),
+  priorityClasses: (v) => (v.startsWith('system-') ? `priority class "${v}" is reserved for the cluster's own critical components (system-cluster-critical, system-node-critical)` : undefined),
+};
+
+function policyProblem(kind: keyof KubernetesPolicy, value: string, policy: KubernetesPolicy): string | undefined {
+  const allowed = policy[kind];
+  if (allowed) return allowed.includes(value) ? undefined : `"${value}" is not allowed here; allowed: ${allowed.map((a) => `"${a}"`).join(', ') || 'none'}`;
+  return defaultRefusals[kind](value);
+}
+
+// Pod annotations that switch off the kernel's confinement (the pre-1.30 spellings of seccompProfile
+// and appArmorProfile, which the API server still honours).
+const CONFINEMENT_ANNOTATION = /^(seccomp\.security\.alpha\.kubernetes\.io\/pod|container\.seccomp\.security\.alpha\.kubernetes\.io\/.+|container\.apparmor\.security\.beta\.kubernetes\.io\/.+)$/;
+
+const KubernetesOptionsShape = z
   .object({
     namespace: dnsLabel.optional(),
     image: z.string().max(512).regex(IMAGE, 'must be a container image reference such as "registry.example/org/image:tag"').optional(),
@@ -99,14 +150,29 @@ export const KubernetesOptionsSchema = z
     hostPID: refused('hostPID is not allowed: the pod would see every process on the node'),
     vllm: VllmOptionsSchema.optional(),
   })
-  .strict()
-  .superRefine((o, ctx) => {
+  .strict();
+
+/** The options schema under a policy; `KubernetesOptionsSchema` is the one with the safe defaults. */
+export function kubernetesOptionsSchema(policy: KubernetesPolicy = {}) {
+  return KubernetesOptionsShape.superRefine((o, ctx) => {
     const names = new Set<string>();
     o.volumes?.forEach((v, i) => {
       if (names.has(v.name)) ctx.addIssue({ code: 'custom', path: ['volumes', i, 'name'], message: `duplicate volume name "${v.name}"` });
       names.add(v.name);
     });
+    const checks: [keyof KubernetesPolicy, keyof typeof o][] = [['namespaces', 'namespace'], ['serviceAccounts', 'serviceAccountName'], ['priorityClasses', 'priorityClassName']];
+    for (const [kind, field] of checks) {
+      const value = o[field];
+      const why = typeof value === 'string' ? policyProblem(kind, value, policy) : undefined;
+      if (why) ctx.addIssue({ code: 'custom', path: [field], message: why });
+    }
+    for (const [key, value] of Object.entries(o.annotations ?? {})) {
+      if (CONFINEMENT_ANNOTATION.test(key) && /unconfined/i.test(value)) ctx.addIssue({ code: 'custom', path: ['annotations', key], message: 'must not be "unconfined": pods keep the runtime\'s default seccomp and AppArmor confinement' });
+    }
   });
+}
+
+export const KubernetesOptionsSchema = kubernetesOptionsSchema();
 
 export type KubernetesOptionsInput = z.input<typeof KubernetesOptionsSchema>;
 export type KubernetesOptions = z.output<typeof KubernetesOptionsSchema>;
@@ -125,9 +191,12 @@ function formatPath(prefix: string, path: readonly PropertyKey[]): string {
   return path.reduce<string>((acc, p) => (typeof p === 'number' ? `${acc}[${p}]` : acc ? `${acc}.${String(p)}` : String(p)), prefix);
 }
 
-/** Validates and defaults; errors name the full field path, e.g. `stages.deploy.kubernetes.volumes[0].hostPath`. */
-export function parseKubernetesOptions(input: unknown, prefix = 'kubernetes'): KubernetesOptions {
-  const r = KubernetesOptionsSchema.safeParse(input ?? {});
+/**
+ * Validates and defaults; errors name the full field path, e.g. `stages.deploy.kubernetes.volumes[0].hostPath`.
+ * `policy`: the namespaces, service accounts and priority classes allowed where the stage runs.
+ */
+export function parseKubernetesOptions(input: unknown, prefix = 'kubernetes', policy?: KubernetesPolicy): KubernetesOptions {
+  const r = (policy ? kubernetesOptionsSchema(policy) : KubernetesOptionsSchema).safeParse(input ?? {});
   if (r.success) return r.data;
   throw new KubernetesOptionsError(
     r.error.issues.map((issue) =>

@@ -1,6 +1,6 @@
 // The one validation boundary for pipeline specs: text (YAML or JSON, which is YAML) or an object in,
 // a fully defaulted PipelineSpec or a SpecError naming every bad field (and its line) out.
-import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
+import { LineCounter, parseDocument, isNode, isPair, isScalar, isSeq, visit, type Document } from 'yaml';
 import type { z } from 'zod';
 import { PipelineSpecSchema, type PipelineSpec } from './pipeline.js';
 import { InputError, type InputIssue, type InputKind } from './input-error.js';
@@ -37,8 +37,44 @@ function issuesFrom(error: z.ZodError, doc?: Document, counter?: LineCounter): S
       const at = [...issue.path, issue.keys[0]!];
       return { path: formatPath(at), message: `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`, line: lineOf(doc, counter, at) };
     }
-    return { path: formatPath(issue.path), message: issue.message, line: lineOf(doc, counter, issue.path) };
+    // A bad key of a record (an env variable name): zod says only "Invalid key in record"; its own
+    // issues say why, and the path already ends with the key (`stages.train.env.LD_PRELOAD`).
+    const message = issue.code === 'invalid_key' && issue.issues.length ? issue.issues.map((i) => i.message).join('; ') : issue.message;
+    return { path: formatPath(issue.path), message, line: lineOf(doc, counter, issue.path) };
   });
+}
+
+/**
+ * Keys no Tandem file may have, at their line: a key that repeats within one mapping, and `__proto__`
+ * (zod drops it without a word, so a quota for tenant `__proto__` would silently not exist). yaml's
+ * own `uniqueKeys` check compares every new key with all earlier ones of its map (quadratic: 100k env
+ * entries took 105 s), so parsing leaves it off and this one pass remembers the keys of each map in a
+ * Set instead. Same equality as yaml's: scalar keys by value (`1` and `"1"` differ, as there); a
+ * collection key only equals itself, which cannot repeat.
+ */
+export function keyProblems(doc: Document, counter: LineCounter): SpecIssue[] {
+  const issues: SpecIssue[] = [];
+  visit(doc, {
+    Map(_, map, ancestors) {
+      const seen = new Set<unknown>();
+      for (const { key } of map.items) {
+        if (!isScalar(key)) continue;
+        const duplicate = seen.has(key.value);
+        seen.add(key.value);
+        if (!duplicate && key.value !== '__proto__') continue;
+        // The field as users read it: the keys (and sequence indices) from the root down to this one.
+        const at: PropertyKey[] = [];
+        ancestors.forEach((a, i) => {
+          if (isPair(a)) at.push(isScalar(a.key) ? String(a.key.value) : '?');
+          else if (isSeq(a)) at.push(a.items.indexOf((ancestors[i + 1] ?? map) as never));
+        });
+        at.push(String(key.value));
+        const message = duplicate ? 'Map keys must be unique: this key appears earlier in the same mapping' : 'a key may not be named "__proto__"';
+        issues.push({ path: formatPath(at), message, line: key.range ? counter.linePos(key.range[0]).line : undefined });
+      }
+    },
+  });
+  return issues;
 }
 
 /** Validates an already-parsed object (SDK callers). */
@@ -51,7 +87,8 @@ export function validatePipelineSpec(input: unknown, source = 'spec'): PipelineS
 /** Parses YAML or JSON text against any schema; errors name the field path and its line. */
 export function parseYamlWith<S extends z.ZodType>(schema: S, text: string, source: string, what: string, hint: string): z.output<S> {
   const counter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: counter, prettyErrors: true, uniqueKeys: true });
+  // uniqueKeys off: keyProblems() does the same check in linear time.
+  const doc = parseDocument(text, { lineCounter: counter, prettyErrors: true, uniqueKeys: false });
   if (doc.errors.length > 0) {
     throw new SpecError(
       source,
@@ -59,6 +96,8 @@ export function parseYamlWith<S extends z.ZodType>(schema: S, text: string, sour
       what,
     );
   }
+  const badKeys = keyProblems(doc, counter);
+  if (badKeys.length > 0) throw new SpecError(source, badKeys, what);
   const value: unknown = doc.toJS();
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new SpecError(source, [{ path: '', message: `a ${what} must be a mapping ${hint}` }], what);

@@ -53,8 +53,48 @@ export const ResourcesSchema = z
   })
   .strict();
 
-const command = z.array(z.string().min(1)).min(1, 'must name a program').optional();
-const env = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'), z.string()).optional();
+// What a job receives from its spec goes to exec(2) as C strings: a NUL byte cannot be passed at all
+// (spawn refuses it after the job's directory exists, and the run waited for a job that never
+// started), and other control characters are a mistake or an attack. Tab and newline stay allowed in
+// arguments and values (`sh -c` scripts, PEM blocks); a program name has none.
+// eslint-disable-next-line no-control-regex -- refusing control characters is the point
+const TEXT = /^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$/;
+const TEXT_MESSAGE = 'must not contain a NUL byte or control characters other than tab and newline';
+// eslint-disable-next-line no-control-regex -- as above
+const PROGRAM = /^[^\x00-\x1f\x7f]*$/;
+const command = z
+  .array(z.string().min(1).regex(TEXT, TEXT_MESSAGE))
+  .min(1, 'must name a program')
+  .superRefine((c, ctx) => {
+    // (A control character the element check refused already is not reported twice.)
+    if (c[0] !== undefined && TEXT.test(c[0]) && !PROGRAM.test(c[0])) ctx.addIssue({ code: 'custom', path: [0], message: 'a program name must not contain control characters' });
+  })
+  .optional();
+
+/** At most this many `env` entries per stage: enough for any real job, and far below what would make
+ *  validation, the workflow history or a Slurm submission (which carries them all) slow. */
+export const MAX_ENV_ENTRIES = 4096;
+/**
+ * Variables a spec's `env` may not set: they change how the programs Tandem itself runs around the
+ * job behave (the job supervisor shell, the lease wrapper, the built-in Node programs), not just the
+ * user's program: the dynamic loader (LD_*, and DYLD_* on macOS), NODE_OPTIONS, and the start-up files
+ * of a non-interactive sh/bash (ENV, BASH_ENV). PYTHONPATH and PATH stay allowed: they only change
+ * what the user's own program finds. The worker's environment never reaches a job at all
+ * (backends/job-env.ts).
+ */
+export const DENIED_ENV = ['NODE_OPTIONS', 'BASH_ENV', 'ENV'] as const;
+export const DENIED_ENV_PREFIXES = ['LD_', 'DYLD_'] as const;
+export function deniedEnvName(name: string): boolean {
+  return (DENIED_ENV as readonly string[]).includes(name) || DENIED_ENV_PREFIXES.some((p) => name.startsWith(p));
+}
+const envName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')
+  .refine((k) => !deniedEnvName(k), { message: `may not be set by a pipeline spec (${DENIED_ENV_PREFIXES.map((p) => `${p}*`).join(', ')}, ${DENIED_ENV.join(', ')} change the programs Tandem runs around the job)` });
+const env = z
+  .record(envName, z.string().regex(TEXT, TEXT_MESSAGE))
+  .refine((e) => Object.keys(e).length <= MAX_ENV_ENTRIES, { message: `must have at most ${MAX_ENV_ENTRIES} entries` })
+  .optional();
 
 const jobStage = {
   runtime: z.enum(RUNTIMES).default('auto'),

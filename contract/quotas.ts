@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { parseDuration } from './duration.js';
 import { parseYamlWith } from './parse.js';
+import { own } from './own.js';
 
 const amount = z.number().int().min(0);
 export const QuotaSchema = z.strictObject({ cpus: amount.optional(), gpus: amount.optional(), memoryMB: amount.optional() });
@@ -27,5 +28,6 @@ export function parseQuotasFile(text: string, source = 'quotas file'): QuotasFil
 
 /** The tenant's quota at `site`; undefined means unlimited. */
 export function quotaFor(file: Pick<QuotasFile, 'quotas'> | undefined, site: string, tenantName: string): Quota | undefined {
-  return file?.quotas[site]?.[tenantName] ?? file?.quotas['*']?.[tenantName];
+  // Own entries only: tenant or site `constructor` must not find Object's (contract/own.ts).
+  return own(own(file?.quotas, site), tenantName) ?? own(own(file?.quotas, '*'), tenantName);
 }

@@ -1,14 +1,19 @@
-// Commands for Tandem's built-in stage programs. They are TypeScript run through tsx's loader,
-// resolved to absolute paths so a job can start from any working directory.
+// Commands for Tandem's built-in job programs, resolved to absolute paths so a job can start from any
+// working directory. From a checkout (this module loaded as .ts) they are TypeScript run through
+// tsx's loader; from the published package (compiled to dist/*.js) they are plain JavaScript run by
+// node alone, since tsx is only a development dependency there.
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const require = createRequire(import.meta.url);
-const TSX_LOADER = pathToFileURL(require.resolve('tsx')).href;
+const FROM_SOURCE = import.meta.url.endsWith('.ts');
 
-export type BuiltinProgram = 'preprocess' | 'train' | 'serve';
+/** The stage programs, and the lease wrapper `fence` that runs one of them (`<lease> -- <program…>`). */
+export type BuiltinProgram = 'preprocess' | 'train' | 'serve' | 'fence';
 
 export function builtinCommand(program: BuiltinProgram): string[] {
-  const script = fileURLToPath(new URL(`./${program}.ts`, import.meta.url));
-  return [process.execPath, '--import', TSX_LOADER, script];
+  const script = fileURLToPath(new URL(`./${program}${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url));
+  if (!FROM_SOURCE) return [process.execPath, script];
+  // Resolved only here: the installed package has no tsx.
+  const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  return [process.execPath, '--import', tsxLoader, script];
 }

@@ -10,6 +10,7 @@ import type { PipelineResult, PipelineStatus, TimelineEntry } from '../contract/
 import { validateTuning, type PipelineTuning } from '../contract/tuning.js';
 import type { ResumeInput } from '../workflows/pipeline.js';
 import { SA_PIPELINE, SA_TENANT, TANDEM_SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
+import { checkRunId } from '../contract/run-id.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { loadClientConfig } from '../config/worker.js';
 
@@ -32,6 +33,10 @@ export interface LaunchOptions {
   tuning?: PipelineTuning;
   /** Continue another run (see Runs.resume). */
   resume?: ResumeInput;
+  /** Launch once per id: a running run with this id is returned instead of starting another, and a
+   *  closed one makes launch throw WorkflowExecutionAlreadyStartedError instead of running it again
+   *  (Temporal's USE_EXISTING conflict and REJECT_DUPLICATE reuse policies; the Argo executor plugin). */
+  once?: boolean;
 }
 
 export type ProgressEvent =
@@ -95,6 +100,8 @@ export class TandemClient {
 
   /** Validates and starts a pipeline. Nothing starts if the spec is invalid. */
   async launch(spec: PipelineSpecInput | PipelineSpec, opts: LaunchOptions = {}): Promise<PipelineHandle> {
+    // The id names the run's directory under TANDEM_HOME: `--id ..` must not put it elsewhere.
+    if (opts.id !== undefined) checkRunId(opts.id, 'id');
     const valid = validatePipelineSpec(spec);
     const trainRuntime = valid.stages.train.runtime;
     if (opts.tuning?.failover && trainRuntime !== 'slurm' && trainRuntime !== 'auto') {
@@ -122,6 +129,7 @@ export class TandemClient {
         { key: SA_PIPELINE, value: valid.name },
       ],
       memo: { tenant: valid.tenant, pipeline: valid.name, qos: valid.qos, ...(opts.resume ? { resumedFrom: opts.resume.from } : {}) },
+      ...(opts.once ? { workflowIdConflictPolicy: 'USE_EXISTING' as const, workflowIdReusePolicy: 'REJECT_DUPLICATE' as const } : {}),
     });
     return new PipelineHandle(handle);
   }

@@ -9,6 +9,7 @@ import { validatePipelineSpec } from '../contract/parse.js';
 import { STAGES, type PipelineSpecInput, type StageName } from '../contract/pipeline.js';
 import { SA_STAGE, SA_TENANT } from '../contract/search-attributes.js';
 import { parseDuration } from '../contract/duration.js';
+import { checkRunId } from '../contract/run-id.js';
 import type { HybridPipelineInput } from '../workflows/pipeline.js';
 import { analyseHistory, type RunReport } from './history.js';
 import type { PipelineHandle, TandemClient } from './client.js';
@@ -142,6 +143,8 @@ export class Runs {
    * spec may be given (same pipeline name).
    */
   async resume(id: string, opts: { spec?: PipelineSpecInput; newId?: string } = {}): Promise<PipelineHandle> {
+    // Before anything is read or started: the new id names a directory under TANDEM_HOME.
+    if (opts.newId !== undefined) checkRunId(opts.newId, 'newId');
     const { report, status } = await this.fetch(id);
     if (report.type !== PIPELINE || !report.input) throw new RunError(`${id} is a ${report.type} workflow, not a Tandem pipeline run${report.type === ARGO ? ' (Argo runs: `tandem argo resubmit`)' : ''}`);
     if (status === 'RUNNING') throw new RunError(`${id} is still running; resume applies to closed runs`);

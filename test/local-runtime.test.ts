@@ -1,7 +1,9 @@
 // The embedded local runtime: detached jobs with state in files, and the checkpoint catalog.
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
 import { LocalJobBackend } from '../backends/local-jobs.js';
+import { LocalServingBackend } from '../backends/local-serving.js';
 import { isAlive } from '../backends/proc.js';
 import { applyRetention, latestValidCheckpoint, listCheckpoints, writeCheckpoint } from '../backends/checkpoints.js';
 import { ResourcesSchema } from '../contract/pipeline.js';
@@ -65,6 +67,21 @@ describe('LocalJobBackend', () => {
     await b.submit({ name: 'job-lost', command: sh('sleep 30'), env: {}, resources, walltimeMs: 60_000 });
     process.kill(-b.pid('job-lost')!, 'SIGKILL');
     expect(await finished(b, 'job-lost')).toMatchObject({ state: 'LOST' });
+  });
+
+  test('a NUL byte in an argument or variable is refused before anything exists (it used to leave an empty job directory and a retrying submit)', async () => {
+    const home = tempDir('jobs');
+    const b = new LocalJobBackend(home);
+    for (const [name, command, env] of [['job-nul-arg', ['/bin/echo', 'a\0b'], {}], ['job-nul-env', ['/bin/true'], { A: 'x\0y' }]] as const) {
+      const err = (await b.submit({ name, command: [...command], env: { ...env }, resources, walltimeMs: 60_000 }).catch((e: unknown) => e)) as ApplicationFailure;
+      expect(err).toBeInstanceOf(ApplicationFailure);
+      expect(err).toMatchObject({ type: 'InvalidRequest', nonRetryable: true, message: expect.stringMatching(name === 'job-nul-arg' ? /command\[1\] contains a NUL byte/ : /env\.A contains a NUL byte/) });
+      expect(existsSync(b.jobDir(name))).toBe(false);
+    }
+    const serving = new LocalServingBackend(home);
+    await expect(serving.deploy({ name: 'dep-nul', model: 'm', checkpoint: '/c', command: ['/bin/true'], env: { A: '\0' } })).rejects.toMatchObject({ type: 'InvalidRequest' });
+    expect(serving.list()).toEqual([]);
+    expect(existsSync(join(home, 'deployments', 'dep-nul'))).toBe(false);
   });
 
   test('job ids cannot escape the state directory', async () => {

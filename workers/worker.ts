@@ -22,7 +22,9 @@ import { DEFAULTS } from '../config/defaults.js';
 import { loadClusterConfig, type ClusterConfig } from '../config/worker.js';
 
 export const TASK_QUEUE = DEFAULTS.taskQueue;
-export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+// The workflows' entry point for the bundler: the TypeScript source in a checkout, the compiled
+// JavaScript next to this file in the published package (dist/).
+export const WORKFLOWS_PATH = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../workflows/index.ts' : '../workflows/index.js', import.meta.url));
 
 export interface TandemActivityOptions extends ActivityConfig {
   /** Kubernetes access and migration sites (config/worker.ts); loaded from the environment when omitted. */

@@ -6,6 +6,7 @@
 // Continues as new before the history grows large.
 import { allHandlersFinished, condition, continueAsNew, defineQuery, defineUpdate, isCancellation, log, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import { PATCHES } from './pipeline/patches.js';
+import { hasOwn, own } from '../contract/own.js';
 
 export interface Amount {
   cpus: number;
@@ -82,9 +83,12 @@ export function usageOf(state: LedgerState, tenant: string): Amount {
 
 /** Why `req` cannot be admitted, or undefined when it can. */
 export function refusal(state: LedgerState, req: AdmitRequest): string | undefined {
-  if (state.holds[req.holdId]) return undefined; // idempotent re-admit of the same hold
+  // Own entries only (contract/own.ts): a tenant or hold named like an Object member is just a name.
+  if (hasOwn(state.holds, req.holdId)) return undefined; // idempotent re-admit of the same hold
   if (req.cpus < 0 || req.gpus < 0 || req.memoryMB < 0) return 'amounts must not be negative';
-  const q = req.quota ?? state.quotas[req.tenant];
+  // `__proto__` is no tenant name (contract/pipeline.ts) and would replace the records' prototype.
+  if (req.tenant === '__proto__' || req.holdId === '__proto__') return 'invalid tenant or hold id "__proto__"';
+  const q = req.quota ?? own(state.quotas, req.tenant);
   if (!q) return undefined;
   const u = usageOf(state, req.tenant);
   for (const k of AMOUNT_KEYS) {
@@ -126,7 +130,7 @@ export async function quotaLedger(input: LedgerInput): Promise<never> {
     admitUpdate,
     (req) => {
       if (req.quota) state.quotas[req.tenant] = req.quota;
-      if (!state.holds[req.holdId]) {
+      if (!hasOwn(state.holds, req.holdId)) {
         state.holds[req.holdId] = { tenant: req.tenant, cpus: req.cpus, gpus: req.gpus, memoryMB: req.memoryMB, ...(req.holder ? { holder: req.holder } : {}) };
         ops++;
       }
@@ -141,15 +145,15 @@ export async function quotaLedger(input: LedgerInput): Promise<never> {
     },
   );
   setHandler(releaseUpdate, ({ holdId }) => {
-    const hold = state.holds[holdId];
-    delete state.holds[holdId];
+    const hold = own(state.holds, holdId);
+    if (hold) delete state.holds[holdId];
     if (hold) ops++;
     return hold ? { released: true, hold } : { released: false };
   });
   setHandler(holdsQuery, () => state.holds);
   setHandler(usageQuery, () => {
     const tenants = new Set([...Object.keys(state.quotas), ...Object.values(state.holds).map((h) => h.tenant)]);
-    return [...tenants].sort().map((tenant) => ({ tenant, ...usageOf(state, tenant), quota: state.quotas[tenant] ?? {} }));
+    return [...tenants].sort().map((tenant) => ({ tenant, ...usageOf(state, tenant), quota: own(state.quotas, tenant) ?? {} }));
   });
 
   const newRunDue = () => ops >= maxOps || workflowInfo().continueAsNewSuggested;

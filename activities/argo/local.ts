@@ -12,6 +12,7 @@ import { CancelledFailure, type ApplicationFailure } from '@temporalio/activity'
 import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { LocalJobBackend, readTail } from '../../backends/local-jobs.js';
+import { jobBaseEnv } from '../../backends/job-env.js';
 import type { RunPodInput, RunPodResult } from '../../argo/lang/types.js';
 import { localArgv } from '../../argo/local-command.js';
 import { failure } from '../../contract/failures.js';
@@ -139,7 +140,7 @@ export class LocalTarget implements ExecutionTarget {
     }
     return {
       ...job.env,
-      PATH: `${bin}${delimiter}${process.env.PATH ?? ''}`,
+      PATH: `${bin}${delimiter}${jobBaseEnv().PATH ?? ''}`,
       SLURM_JOB_ID: input.jobName,
       SLURM_JOB_NAME: job.jobName ?? input.jobName,
       SLURM_JOB_NUM_NODES: String(job.nodes),

@@ -68,6 +68,9 @@ export class ClientCredentialsTokenSource {
         username: this.creds.clientId,
         password: this.creds.clientSecret,
         retry: { limit: 0 },
+        // Never followed: a redirected (307/308) grant would re-send the client secret to the new
+        // location; a 3xx is refused below like any other non-200 answer.
+        followRedirect: false,
         throwHttpErrors: false,
         timeout: { request: this.opts.timeoutMs ?? DEFAULTS.tokenTimeoutMs },
         responseType: 'json',
@@ -78,6 +81,7 @@ export class ClientCredentialsTokenSource {
     const body = res.body as { access_token?: string; expires_in?: number; error?: string };
     if (res.statusCode !== 200 || !body?.access_token) {
       // Only the OAuth error code: the body of a failed token request is not echoed.
+      if (res.statusCode >= 300 && res.statusCode < 400) throw new SlurmApiError('invalid', `token endpoint answered ${res.statusCode} (a redirect); redirects are not followed because the request carries the client secret: set tokenUrl to the final URL`, res.statusCode);
       const kind = res.statusCode === 429 || res.statusCode >= 500 || res.statusCode === 408 ? 'observation' : 'invalid';
       throw new SlurmApiError(kind, `token endpoint refused the client-credentials grant (${res.statusCode}${body?.error ? ` ${body.error}` : ''})`, res.statusCode);
     }

@@ -2,7 +2,7 @@
 //   observation  401/408/424/429/5xx, timeouts, dropped connections: we could not look; never a job failure
 //   placement    403 from a QOS/association limit: back off and let placement choose again
 //   not-found    404 (and slurmrestd's "Invalid job id"): the job is gone or not yet visible
-//   invalid      other 4xx: the request itself is wrong; retrying cannot help
+//   invalid      other 4xx, and 3xx (redirects are never followed: requests carry tokens): retrying cannot help
 // The error's `name` is the Temporal failure type an activity reports, so the workflow's retry policy
 // (nonRetryableErrorTypes) sees the classification without this module importing Temporal.
 // Messages carry method, path and the server's own message only: never headers, tokens or secrets.
@@ -62,6 +62,8 @@ const SLURM_NO_SUCH_JOB = new Set([2017, 2021]);
 export function classifyHttp(f: HttpFailure): SlurmApiError {
   const what = `${f.method} ${f.path} → ${f.status}${f.serverMessage ? `: ${truncate(f.serverMessage)}` : ''}`;
   const retryAfterMs = parseRetryAfter(f.retryAfter);
+  // The clients do not follow redirects (requests carry tokens); the site's URL must be the API's own.
+  if (f.status >= 300 && f.status < 400) return new SlurmApiError('invalid', `request refused (${what}): a redirect, not followed because requests carry credentials; configure the API's final URL`, f.status);
   if (f.slurmErrors?.some((n) => SLURM_NO_SUCH_JOB.has(n))) return new SlurmApiError('not-found', what, f.status);
   // slurmrestd answers 500 for requests Slurm itself refused (ESLURM_* numbers 2000–2999): not an outage.
   const refused = f.slurmErrors?.find((n) => n >= 2000 && n < 3000);

@@ -29,6 +29,8 @@ export class FirecrestClient {
     this.http = got.extend({
       prefixUrl: opts.baseUrl.replace(/\/+$/, ''),
       retry: { limit: 0 },
+      // Never followed: every request carries the bearer token; a 3xx is reported by classifyHttp.
+      followRedirect: false,
       throwHttpErrors: false,
       timeout: { request: opts.timeoutMs ?? DEFAULTS.httpTimeoutMs },
       responseType: 'text',
@@ -57,7 +59,7 @@ export class FirecrestClient {
         this.tokens.invalidate(token); // expired or revoked under us: one refresh, one retry
         continue;
       }
-      if (res.statusCode >= 400) {
+      if (res.statusCode >= 300) {
         let message: string | undefined;
         try {
           message = (JSON.parse(res.body.toString()) as T.ApiResponseError).message;

@@ -33,6 +33,9 @@ export class SlurmrestdClient {
     this.http = got.extend({
       enableUnixSockets: true,
       retry: { limit: 0 }, // retries are ours (errors.ts), so that every failure is classified once
+      // Never followed: the token headers would go wherever a Location points (got strips only
+      // `authorization` across origins); a 3xx is reported by classifyHttp instead.
+      followRedirect: false,
       throwHttpErrors: false,
       timeout: { request: opts.timeoutMs ?? DEFAULTS.httpTimeoutMs },
       headers: opts.token ? { 'X-SLURM-USER-NAME': opts.user ?? '', 'X-SLURM-USER-TOKEN': opts.token } : {},
@@ -53,7 +56,7 @@ export class SlurmrestdClient {
       parsed = undefined;
     }
     const errors = this.mapping.errors(parsed);
-    if (res.statusCode >= 400 || (method !== 'GET' && errors.length > 0 && res.statusCode >= 300)) {
+    if (res.statusCode >= 300) {
       throw classifyHttp({
         method,
         path,

@@ -1,0 +1,125 @@
+// Tandem as a published package: `npm run build`, `npm pack`, and the tarball installed into a fresh
+// project from the registry (as a user would: no repo-level overrides, no tsx), on this machine's Node.
+// From there: the `tandem` bin, the SDK imported from TypeScript (the consumer's own `tsc --strict`,
+// nodenext resolution) and from plain JavaScript, and the demo pipeline run by a worker made from the
+// installed package against the test's Temporal dev server. Takes a few minutes (a build, an install).
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { LocalServingBackend } from '../backends/local-serving.js';
+import { address, tempDir, uniqueQueue } from './helpers.js';
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
+const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const sh = (cmd: string, args: string[], cwd: string, timeout = 240_000) => run(cmd, args, { cwd, timeout, maxBuffer: 64 << 20, env: { ...process.env, NODE_OPTIONS: '' } });
+
+let consumer: string;
+
+beforeAll(async () => {
+  await sh('npm', ['run', 'build'], ROOT);
+  const dir = tempDir('package');
+  // The build just ran; --ignore-scripts skips prepack's second one.
+  const { stdout } = await sh('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], ROOT);
+  const [packed] = JSON.parse(stdout) as { filename: string; size: number; unpackedSize: number; entryCount: number; files: { path: string }[] }[];
+  console.log(`npm pack: ${packed!.filename} ${packed!.size} B packed, ${packed!.unpackedSize} B unpacked, ${packed!.entryCount} files`);
+  expect(packed!.files.filter((f) => /^(test|bench)\/|\.test\.|(^|\/)[^/]+\.ts$/.test(f.path) && !f.path.endsWith('.d.ts'))).toEqual([]);
+  consumer = join(dir, 'consumer');
+  mkdirSync(consumer);
+  writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }));
+  await sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(dir, packed!.filename)], consumer);
+}, 600_000);
+
+test('the bin runs the compiled CLI with node alone: --version prints the version, --help lists the commands', async () => {
+  expect(existsSync(join(consumer, 'node_modules/tandem/dist/cli/main.js'))).toBe(true);
+  expect(existsSync(join(consumer, 'node_modules/tsx'))).toBe(false); // nothing at run time needs it
+  expect((await sh('npx', ['tandem', '--version'], consumer)).stdout.trim()).toBe(VERSION);
+  const help = (await sh('npx', ['tandem', '--help'], consumer)).stdout;
+  for (const c of ['run [options] <spec>', 'dev [options]', 'runs', 'argo', 'migration', 'checkpoints [options] <run>', 'quotas [options]']) expect(help).toContain(`  ${c} `);
+  // A group loads its module when named, and the shipped data files resolve from the package.
+  const spec = join(consumer, 'node_modules/tandem/dist/templates/examples/demo-pipeline.yaml');
+  expect((await sh('npx', ['tandem', 'validate', spec], consumer)).stdout).toContain('valid pipeline "demo"');
+  const argo = join(consumer, 'node_modules/tandem/dist/templates/argo/hybrid-training.yaml');
+  expect((await sh('npx', ['tandem', 'argo', 'lint', argo], consumer)).stdout).toContain('no linting errors');
+});
+
+test("the SDK, the spec, the plugin and the workflows type-check in the consumer's tsc --strict (nodenext)", async () => {
+  writeFileSync(join(consumer, 'tsconfig.json'), JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, noEmit: true, skipLibCheck: false } }));
+  writeFileSync(
+    join(consumer, 'index.ts'),
+    `import { TandemClient, loadPipelineSpec, Runs, type PipelineHandle } from 'tandem';
+import { TandemClient as SdkClient } from 'tandem/sdk';
+import { validatePipelineSpec, PipelineSpecSchema, type PipelineSpec, type PipelineStatus } from 'tandem/spec';
+import { createTandemWorker, WORKFLOWS_PATH } from 'tandem/plugin';
+import type { HybridPipelineInput } from 'tandem/workflows';
+
+export const spec: PipelineSpec = validatePipelineSpec({ name: 'consumer' });
+export const steps: number = spec.stages.train.steps;
+// @ts-expect-error the declarations are real types, not any: a number is not a string
+export const wrong: string = spec.priority;
+export const same: typeof TandemClient = SdkClient;
+export async function launch(address: string): Promise<string> {
+  const c = await TandemClient.connect({ address });
+  const h: PipelineHandle = await c.launch(await loadPipelineSpec('p.yaml'));
+  const st: PipelineStatus = await h.status();
+  await c.close();
+  return \`\${h.id} \${st.phase} \${String(new Runs(c))}\`;
+}
+export const input: HybridPipelineInput | undefined = undefined;
+export const parts = [PipelineSpecSchema, createTandemWorker, WORKFLOWS_PATH];
+`,
+  );
+  // Library checks stay on, so Tandem's own declarations are checked too. Two dependencies ship
+  // declarations that name untyped modules (@temporalio/common → ms, isomorphic-ws → ws): those
+  // diagnostics are theirs, and tolerated; none may come from Tandem or from the consumer's file.
+  const out = await sh(process.execPath, [TSC, '-p', '.'], consumer).then((r) => r.stdout, (e: { stdout: string }) => e.stdout);
+  const diagnostics = out.split('\n').filter((l) => /^\S+\(\d+,\d+\): error TS\d+/.test(l));
+  expect(out.split('\n').filter((l) => l.trim() && !/^\s/.test(l) && !/^node_modules\/(?!tandem\/)\S+\(\d+,\d+\): error TS\d+/.test(l))).toEqual([]);
+  expect(diagnostics.filter((l) => !/^node_modules\/(@temporalio\/common|isomorphic-ws)\//.test(l))).toEqual([]);
+}, 240_000);
+
+test('plain JavaScript imports the SDK and the spec, and a worker from the installed package runs the demo pipeline', async () => {
+  writeFileSync(
+    join(consumer, 'pipeline.mjs'),
+    `import { createTandemWorker } from 'tandem/plugin';
+import { TandemClient, loadPipelineSpec } from 'tandem';
+import { validatePipelineSpec } from 'tandem/spec';
+const [address, taskQueue, home, id] = process.argv.slice(2);
+console.log('SPEC ' + validatePipelineSpec({ name: 'js' }).stages.train.steps);
+const { worker, connection } = await createTandemWorker({ address, taskQueue, home });
+const running = worker.run();
+const tandem = await TandemClient.connect({ address, taskQueue });
+const spec = await loadPipelineSpec(new URL('./node_modules/tandem/dist/templates/examples/demo-pipeline.yaml', import.meta.url).pathname);
+spec.stages.train.stepDelayMs = 0;
+try {
+  const handle = await tandem.launch(spec, { id, tuning: { pollMaxMs: 500, heartbeatTimeoutMs: 5000 } });
+  console.log('RESULT ' + JSON.stringify(await handle.result()));
+} finally {
+  await tandem.close();
+  worker.shutdown();
+  await running;
+  await connection.close();
+}
+`,
+  );
+  const home = tempDir('package-home');
+  const id = `package-${uniqueQueue('demo')}`;
+  try {
+    const { stdout } = await sh(process.execPath, ['pipeline.mjs', address(), uniqueQueue('package'), home, id], consumer, 180_000);
+    expect(stdout).toMatch(/^SPEC \d+$/m);
+    const result = JSON.parse(/^RESULT (.*)$/m.exec(stdout)![1]!) as { pipeline: string; checkpoint: { step: number }; completion: string };
+    expect(result).toMatchObject({ pipeline: 'demo', checkpoint: { step: 300 } });
+    expect(result.completion).toMatch(/tandem\/demo-classifier @ step 300/);
+    // The job programs ran compiled, from the package, with plain node.
+    const jobs = join(home, 'jobs');
+    const train = readdirSync(jobs).find((n) => n.includes('-train-'))!;
+    const job = JSON.parse(readFileSync(join(jobs, train, 'job.json'), 'utf8')) as { command: string[] };
+    expect(job.command).toEqual([process.execPath, join(consumer, 'node_modules/tandem/dist/programs/train.js')]);
+  } finally {
+    const serving = new LocalServingBackend(home);
+    for (const d of serving.list()) await serving.undeploy(d.name);
+  }
+}, 240_000);
