@@ -1,21 +1,13 @@
 // The PipelineSpec boundary: good specs get defaults, bad ones name the field (and the YAML line).
 import { readFileSync } from 'node:fs';
-import { parsePipelineSpec, SpecError, validatePipelineSpec } from '../contract/parse.js';
+import { parsePipelineSpec, validatePipelineSpec } from '../contract/parse.js';
 import { pipelineJsonSchema, SCHEMA_PATH } from '../contract/export-schema.js';
 import { durationMs, parseDuration, slurmTime } from '../contract/duration.js';
 import { classifyJobState, JOB_STATES } from '../contract/outcome.js';
 import { jobName } from '../workflows/pipeline.js';
 import { DEMO_SPEC } from '../cli/dev.js';
 
-const issuesOf = (fn: () => unknown): SpecError['issues'] => {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof SpecError) return e.issues;
-    throw e;
-  }
-  throw new Error('expected a SpecError');
-};
+import { issuesOf } from './spec-issues.js';
 
 describe('PipelineSpec', () => {
   test('a minimal spec gets every default', () => {

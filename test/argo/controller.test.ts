@@ -37,8 +37,10 @@ function maxConcurrent(nodes: ArgoNode[]): number {
 
 const pods = (st: ArgoStatus, prefix: string) => Object.values(st.nodes).filter((n) => n.type === 'Pod' && n.displayName.startsWith(prefix));
 
-test('template parallelism 2: ten loop items never run more than two at once', async () => {
-  const st = await runToEnd(`apiVersion: argoproj.io/v1alpha1
+// Ten items of one second each at parallelism 2: from the nodes' start and finish times, never more
+// than two run at once, whether the limit is the template's (a steps loop) or the workflow's (a DAG).
+const PARALLEL = {
+  template: `apiVersion: argoproj.io/v1alpha1
 kind: Workflow
 metadata: {generateName: par-tmpl-}
 spec:
@@ -50,15 +52,8 @@ spec:
     - - {name: work, template: nap, withSequence: {count: "10"}}
   - name: nap
     container: {image: alpine, command: [sh, -c, "sleep 1"]}
-`);
-  expect(st.phase).toBe('Succeeded');
-  const items = pods(st, 'work(');
-  expect(items).toHaveLength(10);
-  expect(maxConcurrent(items)).toBe(2);
-});
-
-test('workflow parallelism 2: ten pods never run more than two at once', async () => {
-  const st = await runToEnd(`apiVersion: argoproj.io/v1alpha1
+`,
+  workflow: `apiVersion: argoproj.io/v1alpha1
 kind: Workflow
 metadata: {generateName: par-wf-}
 spec:
@@ -71,7 +66,11 @@ spec:
       - {name: work, template: nap, withSequence: {count: "10"}}
   - name: nap
     container: {image: alpine, command: [sh, -c, "sleep 1"]}
-`);
+`,
+};
+
+test.each(Object.keys(PARALLEL) as (keyof typeof PARALLEL)[])('%s parallelism 2: ten pods never run more than two at once', async (level) => {
+  const st = await runToEnd(PARALLEL[level]);
   expect(st.phase).toBe('Succeeded');
   const items = pods(st, 'work(');
   expect(items).toHaveLength(10);

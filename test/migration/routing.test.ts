@@ -9,31 +9,19 @@
 // exactly against the decision function.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import { MigrationPlanSchema, type SiteSnapshot } from '../../contract/migration.js';
 import { routingBucket } from '../../contract/routing.js';
 import type { PipelineStatus, TimelineEntry } from '../../contract/status.js';
 import { SlurmrestdJobBackend } from '../../backends/slurm/slurmrestd-backend.js';
 import { migrationStatusQuery, pauseSignal, resumeSignal, stagedMigration } from '../../workflows/migration.js';
-import { address, spec, startWorker, tempDir, uniqueQueue, waitFor } from '../helpers.js';
-import { startMigrationSite, type MigrationSite } from './slurm-site.js';
+import { spec, startWorker, tempDir, uniqueQueue, waitFor } from '../helpers.js';
+import { useMigrationSite } from './slurm-site.js';
 
 const N = 16;
-let site: MigrationSite;
-let client: Client;
-let conn: Connection;
+const bed = useMigrationSite('rte');
 
-beforeAll(async () => {
-  site = await startMigrationSite('rte');
-  conn = await Connection.connect({ address: address() });
-  client = new Client({ connection: conn });
-}, 120_000);
-afterAll(async () => {
-  await conn?.close();
-  await site?.down();
-});
-
-const snapshot = async (): Promise<SiteSnapshot> => ({ partitions: await site.admin.partitions() });
+const snapshot = async (): Promise<SiteSnapshot> => ({ partitions: await bed.site.admin.partitions() });
 const routingOf = (home: string) => {
   try {
     return JSON.parse(readFileSync(join(home, 'sites', 'rte', 'routing.json'), 'utf8')) as { percent: number };
@@ -60,8 +48,8 @@ describe('Phase 2 routes real pipelines by the share', () => {
   test(`${N} pipelines at 25%, then ${N} at 50%, land on both partitions in proportion; failures on Tandem's pool fall back`, async () => {
     const before = await snapshot();
     const home = tempDir('route-home');
-    process.env.TANDEM_SLURM_SITES = `rte=${site.cluster.slurmConf}`;
-    const slurm = new SlurmrestdJobBackend({ site: 'rte', workDir: site.cluster.workDir, statusIntervalMs: 250, rest: { socketPath: site.cluster.restSocket } });
+    process.env.TANDEM_SLURM_SITES = `rte=${bed.site.cluster.slurmConf}`;
+    const slurm = new SlurmrestdJobBackend({ site: 'rte', workDir: bed.site.cluster.workDir, statusIntervalMs: 250, rest: { socketPath: bed.site.cluster.restSocket } });
     const taskQueue = uniqueQueue('route');
     const w = await startWorker({ taskQueue, home, backends: { slurm } });
     let h: WorkflowHandle<typeof stagedMigration> | undefined;
@@ -73,7 +61,7 @@ describe('Phase 2 routes real pipelines by the share', () => {
         // Long enough for the test to pause the step before it is judged; judged right after resume.
         phase2: { steps: [25, 50], observeFor: '20s' },
       });
-      h = await client.workflow.start(stagedMigration, { taskQueue, workflowId: uniqueQueue('route-mig'), args: [{ plan }] });
+      h = await bed.client.workflow.start(stagedMigration, { taskQueue, workflowId: uniqueQueue('route-mig'), args: [{ plan }] });
 
       /** Holds the step at `percent`, runs N pipelines through it, and lets the gate judge them. */
       const step = async (percent: number, failOn: string): Promise<Ran[]> => {
@@ -81,14 +69,14 @@ describe('Phase 2 routes real pipelines by the share', () => {
         if (failed === 'yes') throw new Error(`the migration failed before routing ${percent}%: ${JSON.stringify((await h!.query(migrationStatusQuery)).gates.at(-1))}`);
         await h!.signal(pauseSignal);
         // Somebody else's job failing in Tandem's pool is not a routed pipeline's: the gate ignores it.
-        await site.admin.run('sbatch', ['-p', 'tandem', '-J', `wrf-train-${percent}`, '-D', site.cluster.workDir, '-o', '/dev/null', '--wrap', 'exit 3']);
+        await bed.site.admin.run('sbatch', ['-p', 'tandem', '-J', `wrf-train-${percent}`, '-D', bed.site.cluster.workDir, '-o', '/dev/null', '--wrap', 'exit 3']);
         const handles = await Promise.all(Array.from({ length: N }, (_, i) => w.tandem.launch(pipelineSpec(failOn), { id: `route-${percent}-${i}` })));
         const ran = await Promise.all(
           handles.map(async (p) => {
             await p.result().catch(() => undefined);
             const timeline = await p.timeline();
             const ids = timeline.filter((e) => e.kind === 'job-submitted' && e.jobId).map((e) => e.jobId!);
-            const partitions = await Promise.all(ids.map(async (id) => (await site.admin.job(id))?.Partition ?? '?'));
+            const partitions = await Promise.all(ids.map(async (id) => (await bed.site.admin.job(id))?.Partition ?? '?'));
             return { id: p.id, status: await p.status(), timeline, partitions };
           }),
         );
@@ -138,7 +126,7 @@ describe('Phase 2 routes real pipelines by the share', () => {
       await after.result().catch(() => undefined);
       const afterJobs = (await after.timeline()).filter((e) => e.kind === 'job-submitted').map((e) => e.jobId!);
       expect((await after.status()).routing).toBeUndefined();
-      expect(await Promise.all(afterJobs.map(async (id) => (await site.admin.job(id))?.Partition))).toEqual(['debug', 'debug']); // the site's default
+      expect(await Promise.all(afterJobs.map(async (id) => (await bed.site.admin.job(id))?.Partition))).toEqual(['debug', 'debug']); // the site's default
     } finally {
       await h?.terminate('test done').catch(() => undefined);
       await w.stop();

@@ -1,12 +1,14 @@
 // A ten-node Slurm site for migration tests: the node names n1..n10 of one real cluster, three of them
 // (n1, n2, n10) backed by real slurmd daemons on this host, the rest configured but absent (FUTURE),
 // which is all partition membership needs. Built on the [slurm] test bed (test/slurm/cluster.ts).
+import { Client, Connection } from '@temporalio/client';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../../workers/dev-server.js';
+import { address } from '../helpers.js';
 import { startCluster, type Cluster } from '../slurm/cluster.js';
 import { SlurmAdmin } from '../../backends/slurm-admin.js';
 
@@ -57,4 +59,22 @@ export async function startMigrationSite(name = 'mig'): Promise<MigrationSite> {
       }
     },
   };
+}
+
+/**
+ * A migration site and a Temporal client for one test file: started before its tests, stopped after.
+ * The returned object's fields are set once beforeAll has run.
+ */
+export function useMigrationSite(name: string): { site: MigrationSite; client: Client } {
+  const bed = {} as { site: MigrationSite; client: Client; conn?: Connection };
+  beforeAll(async () => {
+    bed.site = await startMigrationSite(name);
+    bed.conn = await Connection.connect({ address: address() });
+    bed.client = new Client({ connection: bed.conn });
+  }, 120_000);
+  afterAll(async () => {
+    await bed.conn?.close();
+    await bed.site?.down();
+  });
+  return bed;
 }

@@ -5,28 +5,16 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import { MigrationPlanSchema, type MigrationPlanInput, type SiteSnapshot } from '../../contract/migration.js';
 import { approveSignal, migrationStatusQuery, rollbackUpdate, stagedMigration } from '../../workflows/migration.js';
 import { address, startWorker, tempDir, uniqueQueue, waitFor } from '../helpers.js';
-import { startMigrationSite, type MigrationSite } from './slurm-site.js';
+import { useMigrationSite } from './slurm-site.js';
 
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-let site: MigrationSite;
-let client: Client;
-let conn: Connection;
+const bed = useMigrationSite('mig');
 
-beforeAll(async () => {
-  site = await startMigrationSite('mig');
-  conn = await Connection.connect({ address: address() });
-  client = new Client({ connection: conn });
-}, 120_000);
-afterAll(async () => {
-  await conn?.close();
-  await site?.down();
-});
-
-const snapshot = async (): Promise<SiteSnapshot> => ({ partitions: await site.admin.partitions() });
+const snapshot = async (): Promise<SiteSnapshot> => ({ partitions: await bed.site.admin.partitions() });
 const plan = (over: Partial<MigrationPlanInput> = {}) =>
   MigrationPlanSchema.parse({
     site: 'mig',
@@ -37,7 +25,7 @@ const plan = (over: Partial<MigrationPlanInput> = {}) =>
     phase3: { rollbackWindow: '1h' },
     ...over,
   });
-const sites = () => ({ TANDEM_SLURM_SITES: `mig=${site.cluster.slurmConf}` });
+const sites = () => ({ TANDEM_SLURM_SITES: `mig=${bed.site.cluster.slurmConf}` });
 const status = (h: WorkflowHandle<typeof stagedMigration>) => h.query(migrationStatusQuery);
 const until = async (h: WorkflowHandle<typeof stagedMigration>, what: string, pred: (s: Awaited<ReturnType<typeof status>>) => boolean, ms = 100_000) => {
   let last: Awaited<ReturnType<typeof status>> | undefined;
@@ -63,7 +51,7 @@ describe('staged migration on real Slurm', () => {
     const before = await snapshot();
     const w = await inProcessWorker(tempDir('mig-home'));
     try {
-      const h = await client.workflow.start(stagedMigration, { taskQueue: w.taskQueue, workflowId: uniqueQueue('mig-full'), args: [{ plan: plan() }] });
+      const h = await bed.client.workflow.start(stagedMigration, { taskQueue: w.taskQueue, workflowId: uniqueQueue('mig-full'), args: [{ plan: plan() }] });
       const st = await until(h, 'the rollback window', (s) => s.state === 'rollback-window' || s.state === 'failed');
       expect(st.state).toBe('rollback-window');
       const gate = st.gates[0]!;
@@ -89,18 +77,18 @@ describe('staged migration on real Slurm', () => {
   });
 
   test('a failing gate (the pilot node is drained) returns the nodes: partition state identical to before', async () => {
-    await site.admin.run('scontrol', ['update', 'NodeName=mig-n10', 'State=DRAIN', 'Reason=tandem-test']);
+    await bed.site.admin.run('scontrol', ['update', 'NodeName=mig-n10', 'State=DRAIN', 'Reason=tandem-test']);
     const before = await snapshot();
     const w = await inProcessWorker(tempDir('mig-home'));
     try {
-      const h = await client.workflow.start(stagedMigration, { taskQueue: w.taskQueue, workflowId: uniqueQueue('mig-gate'), args: [{ plan: plan({ gate: { timeout: '8s' } }) }] });
+      const h = await bed.client.workflow.start(stagedMigration, { taskQueue: w.taskQueue, workflowId: uniqueQueue('mig-gate'), args: [{ plan: plan({ gate: { timeout: '8s' } }) }] });
       const st = await until(h, 'the gate to fail', (s) => s.state === 'failed');
       expect(st.gates[0]).toMatchObject({ passed: false, reason: expect.stringMatching(/on the tandem path ended PENDING \(gate timeout\)/) });
       expect(await snapshot()).toEqual(before);
       await h.terminate('test done');
     } finally {
       await w.stop();
-      await site.admin.run('scontrol', ['update', 'NodeName=mig-n10', 'State=RESUME']);
+      await bed.site.admin.run('scontrol', ['update', 'NodeName=mig-n10', 'State=RESUME']);
     }
   });
 
@@ -114,10 +102,10 @@ describe('staged migration on real Slurm', () => {
       spawn(process.execPath, ['--import', TSX, 'workers/main.ts'], { env: { ...process.env, ...sites(), TEMPORAL_ADDRESS: address(), TANDEM_HOME: home, TANDEM_TASK_QUEUE: taskQueue, NODE_OPTIONS: '' }, stdio: 'ignore' });
     let w1: ChildProcess | undefined = startProc();
     let w2: ChildProcess | undefined;
-    const h = await client.workflow.start(stagedMigration, { taskQueue, workflowId: uniqueQueue('mig-kill'), args: [{ plan: plan({ requireApproval: true }) }] });
+    const h = await bed.client.workflow.start(stagedMigration, { taskQueue, workflowId: uniqueQueue('mig-kill'), args: [{ plan: plan({ requireApproval: true }) }] });
     try {
       // Kill while Phase 1's benchmark jobs run (the nodes have moved, the gate has not decided).
-      await waitFor('benchmark jobs', async () => ((await site.admin.run('squeue', ['-h', '-p', 'tandem', '-o', '%j'])).includes('tandem-mig-') ? true : undefined), 120_000, 250);
+      await waitFor('benchmark jobs', async () => ((await bed.site.admin.run('squeue', ['-h', '-p', 'tandem', '-o', '%j'])).includes('tandem-mig-') ? true : undefined), 120_000, 250);
       w1.kill('SIGKILL');
       w1 = undefined;
       w2 = startProc();
@@ -132,8 +120,8 @@ describe('staged migration on real Slurm', () => {
       await h.terminate('test done').catch(() => undefined);
       w1?.kill('SIGKILL');
       w2?.kill('SIGTERM');
-      await site.admin.run('scontrol', ['delete', 'PartitionName=tandem']).catch(() => undefined);
-      await site.admin.run('scontrol', ['update', 'PartitionName=batch', 'Nodes=mig-n[1-10]', 'State=UP']).catch(() => undefined);
+      await bed.site.admin.run('scontrol', ['delete', 'PartitionName=tandem']).catch(() => undefined);
+      await bed.site.admin.run('scontrol', ['update', 'PartitionName=batch', 'Nodes=mig-n[1-10]', 'State=UP']).catch(() => undefined);
     }
   });
 });

@@ -1,18 +1,10 @@
 // What a pipeline spec may hand a job (contract/pipeline.ts, contract/parse.ts): no variables that
 // change the programs Tandem runs around the job, no NUL or stray control characters, a bounded
 // number of env entries, and key checks that stay linear in the size of the file.
-import { parsePipelineSpec, SpecError, validatePipelineSpec } from '../../../contract/parse.js';
+import { parsePipelineSpec, validatePipelineSpec } from '../../../contract/parse.js';
 import { MAX_ENV_ENTRIES } from '../../../contract/pipeline.js';
 
-const issuesOf = (fn: () => unknown): SpecError['issues'] => {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof SpecError) return e.issues;
-    throw e;
-  }
-  throw new Error('expected a SpecError');
-};
+import { issuesOf } from '../../spec-issues.js';
 const withTrain = (train: object) => ({ name: 'x', stages: { train } });
 
 describe('env names a spec may not set', () => {
