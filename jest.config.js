@@ -20,7 +20,7 @@ export default {
       displayName: 'integration',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
       // Opt-in suites against real external systems (npm run test:k8s-real) are not part of npm test, nor
-      // are the long ones (npm run test:long: minutes of real queueing with default tuning).
+      // are the long ones (npm run test:long: minutes of real time with default tuning, or beds of their own).
       testPathIgnorePatterns: ['/node_modules/', '\\.real\\.test\\.ts$', '\\.long\\.test\\.ts$', '<rootDir>/test/unit/'],
       globalSetup: '<rootDir>/test/global-setup.mjs',
       globalTeardown: '<rootDir>/test/global-teardown.mjs',

@@ -1,5 +1,5 @@
 // The pipeline's side of Phase 2 routing, on a real Temporal server with scripted activities (the
-// site's routing and the job submissions are fakes; routing.test.ts runs it on real Slurm): the
+// site's routing and the job submissions are fakes; routing.long.test.ts runs it on real Slurm): the
 // decision recorded in status, timeline and search attribute, and a run routed to Tandem's pool that
 // goes back to the legacy partition once its site has fallen back.
 import type { Routing } from '../../contract/routing.js';

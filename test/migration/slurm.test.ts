@@ -93,7 +93,7 @@ describe('staged migration on real Slurm', () => {
   });
 
   // Phase 2's SLO gate judges the pipelines routed to Tandem's pool, so its breach and fallback are
-  // tested with real routed pipelines in routing.test.ts (hand-made jobs no longer count).
+  // tested with real routed pipelines in routing.long.test.ts (hand-made jobs no longer count).
 
   test('worker killed mid-phase: a new worker resumes and no node is moved twice', async () => {
     const home = tempDir('mig-home');
