@@ -404,7 +404,7 @@ export class FakeControllers {
     const runMs = Number(a[`${ANN}run-ms`] ?? 150);
     const startedAt = now();
     const logKey = `${pod.metadata.namespace}/${pod.metadata.name}/${c.name}`;
-    const base = { hostIP: '10.0.0.1', podIP: `10.244.0.${(attempt % 250) + 2}`, startTime: startedAt };
+    const base = { hostIP: '127.0.0.1', podIP: `127.0.1.${(attempt % 250) + 2}`, startTime: startedAt };
     this.podStatus(pod, () => ({ ...base, phase: 'Running', conditions: [{ type: 'PodScheduled', status: 'True' }, { type: 'Initialized', status: 'True' }, { type: 'ContainersReady', status: 'True' }, { type: 'Ready', status: 'True' }], containerStatuses: [{ name: c.name, image: c.image, imageID: '', ready: true, started: true, restartCount: 0, state: { running: { startedAt } } }] }));
     const lines = a[`${ANN}log`] ?? `running ${[...(c.command ?? []), ...(c.args ?? [])].join(' ')}`;
     this.api.logs.set(logKey, `${lines}\n`);
@@ -428,8 +428,8 @@ export class FakeControllers {
     const write = () =>
       this.podStatus(pod, () => ({
         phase: 'Running',
-        hostIP: '10.0.0.1',
-        podIP: '10.244.1.2',
+        hostIP: '127.0.0.1',
+        podIP: '127.0.2.2',
         startTime: startedAt,
         conditions: [{ type: 'PodScheduled', status: 'True' }, { type: 'Initialized', status: 'True' }, { type: 'ContainersReady', status: rt.ready ? 'True' : 'False' }, { type: 'Ready', status: rt.ready ? 'True' : 'False' }],
         containerStatuses: [{ name: c.name, image: c.image, imageID: '', ready: rt.ready, started: rt.started, restartCount: 0, state: { running: { startedAt } } }],

@@ -97,7 +97,7 @@ describe('every variable parsed', () => {
       },
     });
     // In a pod: no kubeconfig, the in-cluster service account.
-    expect(loadClusterConfig({ KUBERNETES_SERVICE_HOST: '10.0.0.1' }).kubernetes.cluster).toEqual({ kubeconfigPath: undefined });
+    expect(loadClusterConfig({ KUBERNETES_SERVICE_HOST: '127.0.0.1' }).kubernetes.cluster).toEqual({ kubeconfigPath: undefined });
     expect(loadWorkerConfig(env).migration).toEqual(loadClusterConfig(env).migration);
   });
 
