@@ -66,11 +66,3 @@ export function failure(type: FailureType, message: string, opts: FailureOptions
 export function wrapFailure(message: string, cause: Error, type?: string | null): ApplicationFailure {
   return ApplicationFailure.create({ type: type ?? FAILURES.StageFailed.type, nonRetryable: true, message, cause });
 }
-
-/** True when `err` is an ApplicationFailure (or a failure caused by one) of the given type. */
-export function isFailure(err: unknown, type: FailureType): boolean {
-  for (let e: unknown = err; e instanceof Error; e = (e as { cause?: unknown }).cause) {
-    if (e instanceof ApplicationFailure && e.type === FAILURES[type].type) return true;
-  }
-  return false;
-}

@@ -4,7 +4,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApplicationFailure } from '@temporalio/common';
-import { FAILURES, NON_RETRYABLE_TYPES, failure, isFailure, type FailureType } from '../../../contract/failures.js';
+import { FAILURES, NON_RETRYABLE_TYPES, failure, type FailureType } from '../../../contract/failures.js';
 import { SlurmApiError, type ErrorKind } from '../../../backends/slurm/errors.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -62,16 +62,6 @@ describe('failure()', () => {
     expect(f.cause).toBe(cause);
     expect(f.nextRetryDelay).toBe(1500);
     expect(failure('GateFailed', 'x').nextRetryDelay).toBeUndefined();
-  });
-
-  test('isFailure finds the type on the error or along its cause chain', () => {
-    const inner = failure('NoValidCheckpoint', 'none');
-    const outer = new Error('activity failed', { cause: new Error('wrapped', { cause: inner }) });
-    expect(isFailure(inner, 'NoValidCheckpoint')).toBe(true);
-    expect(isFailure(outer, 'NoValidCheckpoint')).toBe(true);
-    expect(isFailure(outer, 'JobFailed')).toBe(false);
-    expect(isFailure(new Error('plain'), 'JobFailed')).toBe(false);
-    expect(isFailure('not an error', 'JobFailed')).toBe(false);
   });
 });
 
