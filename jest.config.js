@@ -19,9 +19,11 @@ export default {
       ...common,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
-      // Opt-in suites against real external systems (npm run test:k8s-real) are not part of npm test, nor
-      // are the long ones (npm run test:long: minutes of real time with default tuning, or beds of their own).
-      testPathIgnorePatterns: ['/node_modules/', '\\.real\\.test\\.ts$', '\\.long\\.test\\.ts$', '<rootDir>/test/unit/'],
+      // Not part of npm test: opt-in suites against real external systems (npm run test:k8s-real), the
+      // long ones (npm run test:long: minutes of real time with default tuning, or beds of their own),
+      // the real Kubernetes control plane suites (npm run test:k8s: binaries built once, ~10 min), and the
+      // scale-out suites on a full Temporal server with PostgreSQL and mTLS (npm run test:scale).
+      testPathIgnorePatterns: ['/node_modules/', '\\.real\\.test\\.ts$', '\\.long\\.test\\.ts$', '\\.cp\\.test\\.ts$', '\\.scale\\.test\\.ts$', '<rootDir>/test/unit/'],
       globalSetup: '<rootDir>/test/global-setup.mjs',
       globalTeardown: '<rootDir>/test/global-teardown.mjs',
     },

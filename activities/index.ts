@@ -20,6 +20,8 @@ import { createPlacementActivities, localMachineSource, type InventorySource } f
 import type { RecoverySite } from './recovery.js';
 import type { AwaitJobInput, CatalogEntry, CatalogInput, DeployInput, Deployment, ReadinessInput, ReadinessResult, SubmitJobInput } from './types.js';
 import { DEFAULTS, TUNING_DEFAULTS } from '../config/defaults.js';
+import { jobWatch, observeCatalogued, observeDeployment } from '../observe/activity-metrics.js';
+import { activityAuditor, defaultAuditSettings, type AuditSettings } from './audit.js';
 
 export interface ActivityConfig {
   /** Root of the local runtime's state: jobs, run directories, deployments, the catalog. */
@@ -34,6 +36,8 @@ export interface ActivityConfig {
   recoverySites?: RecoverySite[];
   /** Tenant quotas per site (TANDEM_QUOTAS_FILE), enforced through one quotaLedger per site. */
   quotas?: QuotasFile;
+  /** The audit log every external side effect is appended to (default <home>/audit.jsonl). */
+  audit?: AuditSettings;
 }
 
 export function createActivities(config: ActivityConfig) {
@@ -42,10 +46,11 @@ export function createActivities(config: ActivityConfig) {
   const backends: BackendMap = { local, ...config.backends };
   const pollInitialMs = config.pollInitialMs ?? DEFAULTS.pollInitialMs;
   const backendOf = (ref: JobRef) => resolveBackend(backends, ref.runtime, ref.name);
+  const audit = activityAuditor(config.audit ?? defaultAuditSettings(config.home));
 
   return {
     ...createPlacementActivities(config.inventorySources ?? [localMachineSource()]),
-    ...createQuotaActivities(config.quotas, (runtime, stage, site) => siteOf(resolveBackend(backends, runtime, stage, site))),
+    ...createQuotaActivities(config.quotas, (runtime, stage, site) => siteOf(resolveBackend(backends, runtime, stage, site)), audit),
     // A stage with no backend gets undefined here and its clear error from submitJob.
     ...createRoutingActivities(config.home, (i) => (i.runtime === 'auto' || backends[i.runtime] ? resolveBackend(backends, i.runtime, i.stage, i.site) : undefined)),
 
@@ -64,7 +69,7 @@ export function createActivities(config: ActivityConfig) {
       for (const [k, v] of Object.entries(input.params)) env[`TANDEM_${k.toUpperCase()}`] = String(v);
       const existing = await backend.findByName(input.name);
       if (existing) return existing;
-      return backend.submit({
+      const ref = await backend.submit({
         name: input.name,
         command: input.command ?? builtinCommand(input.stage),
         env,
@@ -73,6 +78,8 @@ export function createActivities(config: ActivityConfig) {
         kubernetes: input.kubernetes,
         labels: input.labels,
       });
+      await audit({ what: 'job.submitted', where: { site: ref.site, runtime: ref.runtime }, details: { runKey: input.runKey, stage: input.stage, name: ref.name, jobId: ref.jobId, resources: input.resources } });
+      return ref;
     },
 
     /** Polls until the job ends, heartbeating its state; a retried attempt re-attaches to the same job. */
@@ -81,10 +88,12 @@ export function createActivities(config: ActivityConfig) {
       const backend = backendOf(ref);
       if (ctx.info.attempt > 1) ctx.log.info('re-attaching to job after a worker or observation failure', { jobId: ref.jobId, attempt: ctx.info.attempt });
       const backoff = new PollBackoff({ initialMs: pollInitialMs, maxMs: pollMaxMs, fastMs: DEFAULTS.runningPollMs });
+      const seen = jobWatch(ref, { lastState: (ctx.info.heartbeatDetails as { state?: string } | undefined)?.state, scheduledAtMs: ctx.info.scheduledTimestampMs }); // metrics
       for (;;) {
         let st: JobStatus | undefined;
         try {
           st = await backend.status(ref.jobId);
+          seen.observe(st.state);
         } catch (e) {
           // Could not observe: never a job failure. Keep watching with backoff.
           ctx.log.warn('job status unavailable', { jobId: ref.jobId, error: (e as Error).message });
@@ -99,6 +108,7 @@ export function createActivities(config: ActivityConfig) {
 
     async cancelJob(ref: JobRef): Promise<void> {
       await backendOf(ref).cancel(ref.jobId);
+      await audit({ what: 'job.cancelled', where: { site: ref.site, runtime: ref.runtime }, details: { name: ref.name, jobId: ref.jobId } });
     },
 
     async catalogCheckpoint({ runKey, verify, keep, keepEvery }: CatalogInput): Promise<CatalogEntry> {
@@ -107,7 +117,9 @@ export function createActivities(config: ActivityConfig) {
       if (!latest) {
         throw failure('NoValidCheckpoint', `no valid checkpoint under ${dirs.checkpoints}${skipped.length ? `: ${skipped.map((s) => `${s.path}: ${s.reason}`).join('; ')}` : ' (training wrote none)'}`);
       }
+      observeCatalogued(latest, skipped.length); // metrics
       const removed = applyRetention(dirs.checkpoints, keep, latest.path, keepEvery);
+      if (removed.length) await audit({ what: 'checkpoint.pruned', where: { site: 'home' }, details: { runKey, kept: latest.path, removed } });
       const entry: CatalogEntry = { runKey, path: latest.path, step: latest.step, job: latest.manifest.job, site: latest.manifest.site, created: latest.manifest.created, metrics: latest.manifest.metrics, skipped, removed };
       writeCatalog(dirs.catalog, [...readCatalog(dirs.catalog).filter((e) => e.path !== entry.path), entry]);
       return entry;
@@ -115,14 +127,19 @@ export function createActivities(config: ActivityConfig) {
 
     async withdrawCheckpoint({ runKey, path }: { runKey: string; path: string }): Promise<void> {
       const dirs = runDirs(config.home, runKey);
-      writeCatalog(dirs.catalog, readCatalog(dirs.catalog).filter((e) => e.path !== path));
+      const before = readCatalog(dirs.catalog);
+      writeCatalog(dirs.catalog, before.filter((e) => e.path !== path));
+      if (before.some((e) => e.path === path)) await audit({ what: 'checkpoint.withdrawn', where: { site: 'home' }, details: { runKey, path } });
     },
 
     async deployModel(input: DeployInput): Promise<Deployment> {
       if (input.runtime !== 'auto' && input.runtime !== 'local') {
         throw failure('RuntimeUnavailable', `stage deploy asks for runtime "${input.runtime}", but this worker serves models only on the local runtime. Set stages.deploy.runtime to "local" or "auto".`);
       }
-      return serving.deploy({ name: input.name, model: input.model, checkpoint: input.checkpoint, command: input.command, env: input.env });
+      const d = await serving.deploy({ name: input.name, model: input.model, checkpoint: input.checkpoint, command: input.command, env: input.env });
+      observeDeployment('local', d.adopted ? 'adopt' : 'rollout'); // metrics
+      if (!d.adopted) await audit({ what: 'deployment.rolledOut', where: { site: 'local', runtime: 'local' }, details: { name: d.name, model: d.model, checkpoint: d.checkpoint, endpoint: d.endpoint } });
+      return d;
     },
 
     async awaitReadiness(input: ReadinessInput): Promise<ReadinessResult> {
@@ -130,7 +147,9 @@ export function createActivities(config: ActivityConfig) {
     },
 
     async undeployModel({ name }: { runtime: string; name: string }): Promise<void> {
-      await serving.undeploy(name);
+      const removed = await serving.undeploy(name);
+      if (removed) observeDeployment('local', 'teardown'); // metrics
+      if (removed) await audit({ what: 'deployment.removed', where: { site: 'local', runtime: 'local' }, details: { name } });
     },
   };
 }

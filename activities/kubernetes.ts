@@ -3,18 +3,26 @@
 // teardown. Each is idempotent, so a retried attempt (or a new worker after a crash) converges.
 import { CancelledFailure, Context } from '@temporalio/activity';
 import { KubeApiError } from '../backends/kubernetes/client.js';
-import { RolloutFailed, type KubernetesServingBackend, type ServingRevision } from '../backends/kubernetes/serving.js';
+import { RolloutFailed, ServingOwnershipError, type KubernetesServingBackend, type ServingRevision } from '../backends/kubernetes/serving.js';
 import { WatchAborted } from '../backends/kubernetes/watch.js';
 import { KubernetesOptionsError, type KubernetesOptionsInput } from '../contract/kubernetes.js';
 import { failure } from '../contract/failures.js';
 import { checkReadiness } from './readiness.js';
 import type { Deployment, ReadinessInput, ReadinessResult } from './types.js';
 import { DEFAULTS } from '../config/defaults.js';
+import type { Audit } from './audit.js';
+import { observeDeployment } from '../observe/activity-metrics.js';
 
 export interface KubernetesDeployInput {
   runKey: string;
   pipeline: string;
-  /** Deterministic: the Deployment and Service name. */
+  /**
+   * Runs with PATCHES.servingEndpoint: the tenant (the endpoint belongs to tenant + pipeline) and the
+   * run (workflow id) that rolls this revision out. Without them: the pre-patch, one-Deployment-per-run path.
+   */
+  tenant?: string;
+  run?: string;
+  /** Deterministic: the Deployment and Service name (the endpoint's, or before the patch the run's). */
   name: string;
   model: string;
   checkpoint: string;
@@ -26,11 +34,13 @@ export interface KubernetesServingConfig {
   serving: KubernetesServingBackend;
   /** How often long waits heartbeat (default 1 s). */
   heartbeatMs?: number;
+  /** The audit log: revisions rolled out, rolled back, removed (activities/audit.ts). */
+  audit?: Audit;
 }
 
 /** Maps backend errors onto Tandem's failure classes; unknown errors stay retryable. */
 function toFailure(e: unknown): unknown {
-  if (e instanceof KubernetesOptionsError) return failure('InvalidRequest', e.message);
+  if (e instanceof KubernetesOptionsError || e instanceof ServingOwnershipError) return failure('InvalidRequest', e.message);
   if (e instanceof RolloutFailed) return failure('GateFailed', e.message);
   if (e instanceof KubeApiError) {
     if (e.transient) return failure('ObservationFailed', e.message, { nextRetryDelay: e.retryAfterSeconds ? e.retryAfterSeconds * 1000 : undefined });
@@ -63,14 +73,20 @@ async function heartbeating<T>(detail: () => unknown, everyMs: number, fn: (sign
 }
 
 export function createKubernetesActivities(config: KubernetesServingConfig) {
-  const { serving } = config;
+  const { serving, audit } = config;
   const every = config.heartbeatMs ?? DEFAULTS.k8sHeartbeatMs;
   const deploymentOf = (s: { name: string; model: string; checkpoint: string; endpoint: string }, adopted: boolean): Deployment => ({ runtime: 'kubernetes', name: s.name, endpoint: s.endpoint, model: s.model, checkpoint: s.checkpoint, adopted });
 
   return {
     /** Creates or updates the Deployment + Service. Invalid options fail before any request. */
     async k8sApplyServing(input: KubernetesDeployInput): Promise<ServingRevision> {
-      return mapped(() => serving.apply({ name: input.name, pipeline: input.pipeline, model: input.model, checkpoint: input.checkpoint, env: input.env, kubernetes: input.kubernetes }));
+      // Runs with a tenant took their options from the spec: errors name stages.deploy.kubernetes.
+      const field = input.tenant !== undefined ? 'stages.deploy.kubernetes' : 'kubernetes';
+      const rev = await mapped(() => serving.apply({ name: input.name, pipeline: input.pipeline, tenant: input.tenant, run: input.run, model: input.model, checkpoint: input.checkpoint, env: input.env, kubernetes: input.kubernetes, field }));
+      // A retried apply that found its own revision already there did not roll anything out again.
+      observeDeployment('kubernetes', rev.adopted ? 'adopt' : 'rollout');
+      if (!rev.adopted) await audit?.({ what: 'deployment.rolledOut', tenant: input.tenant, where: { runtime: 'kubernetes', namespace: rev.namespace }, details: { name: rev.name, model: rev.model, checkpoint: rev.checkpoint, generation: rev.generation, previousRevision: rev.previousRevision } });
+      return rev;
     },
 
     /** Watches the rollout of this revision; a retried attempt (e.g. after a worker crash) resumes watching. */
@@ -88,22 +104,29 @@ export function createKubernetesActivities(config: KubernetesServingConfig) {
     },
 
     /**
-     * Compensation for a failed rollout or gate: restore the previous revision and wait until it serves
-     * again (or remove the objects when there was none). Returns the endpoint that serves now, if any.
+     * Compensation for a failed rollout or gate, and (PATCHES.servingEndpoint) for a cancelled run:
+     * restore the revision that served before and wait until it serves again; with none, remove the
+     * objects if this run created them. Returns the endpoint that serves now, if any.
      */
-    async k8sRollbackServing(rev: ServingRevision): Promise<{ action: string; deployment?: Deployment }> {
+    async k8sRollbackServing(rev: ServingRevision): Promise<{ action: string; toRevision?: string; deployment?: Deployment }> {
       return mapped(async () => {
-        const r = await serving.rollback(rev.namespace, rev.name, rev.templateHash);
-        if (r.action === 'removed' || r.generation === undefined) return { action: r.action };
+        const since = new Date();
+        const r = await serving.rollback(rev);
+        if (r.action === 'rolled-back' || r.action === 'removed') observeDeployment('kubernetes', r.action === 'removed' ? 'teardown' : 'rollback');
+        if (r.action === 'rolled-back' || r.action === 'removed') await audit?.({ what: r.action === 'removed' ? 'deployment.removed' : 'deployment.rolledBack', where: { runtime: 'kubernetes', namespace: rev.namespace }, details: { name: rev.name, toRevision: r.toRevision } });
+        if (r.action === 'removed' || r.action === 'kept' || r.generation === undefined) return { action: r.action };
         let last = 'starting';
-        const state = await heartbeating(() => ({ rollback: last }), every, (signal) => serving.awaitRollout({ namespace: rev.namespace, name: rev.name, generation: r.generation! }, { signal, onProgress: (m) => (last = m) }));
-        return { action: r.action, deployment: deploymentOf(state, true) };
+        const state = await heartbeating(() => ({ rollback: last }), every, (signal) => serving.awaitRollout({ namespace: rev.namespace, name: rev.name, generation: r.generation! }, { signal, onProgress: (m) => (last = m), staleBefore: since }));
+        return { action: r.action, toRevision: r.toRevision, deployment: deploymentOf(state, true) };
       });
     },
 
-    /** Teardown on cancellation: deletes the Deployment (and its pods) and the Service. */
+    /** Teardown on cancellation before PATCHES.servingEndpoint: deletes the run's Deployment (and its pods) and Service. */
     async k8sTeardownServing({ namespace, name }: { namespace: string; name: string }): Promise<{ deleted: string[] }> {
-      return mapped(() => serving.teardown(namespace, name));
+      const r = await mapped(() => serving.teardown(namespace, name));
+      if (r.deleted.length) observeDeployment('kubernetes', 'teardown');
+      if (r.deleted.length) await audit?.({ what: 'deployment.removed', where: { runtime: 'kubernetes', namespace }, details: { name, deleted: r.deleted } });
+      return r;
     },
   };
 }

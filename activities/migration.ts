@@ -12,6 +12,7 @@ import type { BenchmarkKind, BenchmarkResult, PartitionState, SiteSnapshot, Undo
 import { failure } from '../contract/failures.js';
 import { isPipelineJobName, type Routing } from '../contract/routing.js';
 import { readRouting, writeRouting } from './routing.js';
+import { activityAuditor, defaultAuditSettings, type AuditSettings } from './audit.js';
 
 /** A site staged migration administers: Slurm (the default, for configs without `kind`) or Kubernetes. */
 export type MigrationSiteConfig = ({ kind?: 'slurm' } & SlurmAdminOptions) | ({ kind: 'kubernetes' } & KubeSiteOptions);
@@ -20,6 +21,8 @@ export interface MigrationActivityConfig {
   home: string;
   /** Sites by name. */
   sites: Record<string, MigrationSiteConfig>;
+  /** The tamper-evident audit log (default <home>/audit.jsonl); changes.jsonl per site stays the site's own record. */
+  audit?: AuditSettings;
 }
 
 export type { Routing } from '../contract/routing.js';
@@ -38,6 +41,8 @@ const BENCHMARK_SCRIPTS: Record<BenchmarkKind, { script: string; args: string[] 
   cpu: { script: "awk 'BEGIN { s = 0; for (i = 0; i < 20000000; i++) s += i % 7; print s }'", args: ['--ntasks=1'] },
   io: { script: 'f="io-$SLURM_JOB_ID.bin"; dd if=/dev/zero of="$f" bs=1M count=64 conv=fsync status=none && dd if="$f" of=/dev/null bs=1M status=none; rm -f "$f"', args: ['--ntasks=1'] },
 };
+/** The audit log's name for each entry of a site's changes.jsonl. */
+const CHANGE_ACTIONS: Record<string, string> = { partition: 'partition.changed', 'delete-partition': 'partition.deleted', 'move-jobs': 'partition.jobsMoved', routing: 'routing.changed' };
 const TERMINAL = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT', 'NODE_FAIL', 'PREEMPTED', 'BOOT_FAIL', 'OUT_OF_MEMORY', 'DEADLINE']);
 
 export function createMigrationActivities(cfg: MigrationActivityConfig) {
@@ -66,7 +71,12 @@ export function createMigrationActivities(cfg: MigrationActivityConfig) {
     mkdirSync(d, { recursive: true });
     return d;
   };
-  const audit = (site: string, entry: Record<string, unknown>) => appendFileSync(join(siteDir(site), 'changes.jsonl'), JSON.stringify({ at: new Date().toISOString(), ...entry }) + '\n');
+  const chain = activityAuditor(cfg.audit ?? defaultAuditSettings(cfg.home));
+  const audit = async (site: string, entry: { change: string } & Record<string, unknown>) => {
+    appendFileSync(join(siteDir(site), 'changes.jsonl'), JSON.stringify({ at: new Date().toISOString(), ...entry }) + '\n');
+    const { change, ...details } = entry;
+    await chain({ what: CHANGE_ACTIONS[change] ?? `partition.${change}`, where: { site, runtime: kube(site) ? 'kubernetes' : 'slurm' }, details });
+  };
 
   const acts = {
     async snapshotSite(site: string): Promise<SiteSnapshot> {
@@ -80,7 +90,7 @@ export function createMigrationActivities(cfg: MigrationActivityConfig) {
       const a = admin(site);
       const before = await a.partition(p.name);
       const changed = await a.setPartition(p);
-      if (changed) audit(site, { change: 'partition', name: p.name, from: before ?? null, to: p });
+      if (changed) await audit(site, { change: 'partition', name: p.name, from: before ?? null, to: p });
       return changed;
     },
 
@@ -92,7 +102,7 @@ export function createMigrationActivities(cfg: MigrationActivityConfig) {
         const before = await k.partition(name);
         if (!before || name === k.legacyPool) return false;
         const changed = await k.deletePartition(name);
-        if (changed.length) audit(site, { change: 'delete-partition', name, from: before, nodes: changed });
+        if (changed.length) await audit(site, { change: 'delete-partition', name, from: before, nodes: changed });
         return changed.length > 0;
       }
       const a = admin(site);
@@ -106,18 +116,21 @@ export function createMigrationActivities(cfg: MigrationActivityConfig) {
       const waiting = moveTo ? live.filter((j) => j.state === 'PENDING' && isPipelineJobName(j.name)) : [];
       for (const j of waiting) await a.run('scontrol', ['update', `JobId=${j.id}`, `Partition=${moveTo}`]);
       if (waiting.length) {
-        audit(site, { change: 'move-jobs', from: name, to: moveTo, jobs: waiting.map((j) => j.id) });
+        await audit(site, { change: 'move-jobs', from: name, to: moveTo, jobs: waiting.map((j) => j.id) });
         live = live.filter((j) => !waiting.includes(j));
       }
       const ours = live.filter((j) => j.name.startsWith('tandem-mig-')).map((j) => j.id);
-      if (ours.length) await a.run('scancel', ours);
+      if (ours.length) {
+        await a.run('scancel', ours);
+        await chain({ what: 'job.cancelled', where: { site, runtime: 'slurm' }, details: { jobIds: ours, reason: `partition ${name} removed` } });
+      }
       const others = live.filter((j) => !j.name.startsWith('tandem-mig-'));
       if (others.length) {
         throw failure('PartitionInUse', `partition ${name} on ${site} still has ${others.length} job(s) (${others.map((j) => j.id).join(', ')}); they must finish or move before its nodes can be returned`);
       }
       for (let i = 0; i < 20 && ours.length && (await a.jobs(name)).some((j) => ours.includes(j.id) && !TERMINAL.has(j.state)); i++) await new Promise((r) => setTimeout(r, 250));
       const changed = await a.deletePartition(name);
-      if (changed) audit(site, { change: 'delete-partition', name, from: before });
+      if (changed) await audit(site, { change: 'delete-partition', name, from: before });
       return changed;
     },
 
@@ -125,7 +138,7 @@ export function createMigrationActivities(cfg: MigrationActivityConfig) {
     async setRouting(site: string, routing: Routing): Promise<Routing> {
       const prev = readRouting(cfg.home, site);
       writeRouting(cfg.home, site, routing);
-      if (JSON.stringify(prev) !== JSON.stringify(routing)) audit(site, { change: 'routing', from: prev, to: routing });
+      if (JSON.stringify(prev) !== JSON.stringify(routing)) await audit(site, { change: 'routing', from: prev, to: routing });
       return prev;
     },
 
@@ -157,6 +170,7 @@ export function createMigrationActivities(cfg: MigrationActivityConfig) {
           submitted.push({ kind, pool, jobId });
         }
       }
+      await chain({ what: 'job.submitted', where: { site, runtime: 'slurm' }, details: { runKey: input.runKey, benchmarks: submitted } });
       const deadline = Date.now() + input.timeoutMs;
       for (;;) {
         const jobs = await Promise.all(submitted.map(async (s) => ({ ...s, rec: await a.job(s.jobId) })));
@@ -169,7 +183,10 @@ export function createMigrationActivities(cfg: MigrationActivityConfig) {
         if (Date.now() > deadline) {
           // The gate has decided: its own unfinished jobs go, so the pool can be returned cleanly.
           const unfinished = jobs.filter((j) => !TERMINAL.has(j.rec?.JobState ?? '')).map((j) => j.jobId);
-          if (unfinished.length) await a.run('scancel', unfinished);
+          if (unfinished.length) {
+            await a.run('scancel', unfinished);
+            await chain({ what: 'job.cancelled', where: { site, runtime: 'slurm' }, details: { runKey: input.runKey, jobIds: unfinished, reason: 'benchmark gate timeout' } });
+          }
           return jobs.map((j) => ({ kind: j.kind, pool: j.pool, jobId: j.jobId, state: `${j.rec?.JobState ?? 'UNKNOWN'} (gate timeout)`, waitSeconds: 0, runSeconds: 0 }));
         }
         await ctx.sleep(500);
@@ -203,7 +220,7 @@ export function createMigrationActivities(cfg: MigrationActivityConfig) {
     const r = await k.setPartition(p, { exact });
     if (r.changed.length || r.missing.length) {
       const strip = (q: PartitionState | undefined) => q && { name: q.name, nodes: q.nodes, state: q.state, overSubscribe: q.overSubscribe };
-      audit(site, { change: 'partition', name: p.name, from: strip(before) ?? null, to: strip(p), exact, nodes: r.changed, ...(r.missing.length ? { missing: r.missing } : {}), ...(r.kept.length ? { kept: r.kept } : {}) });
+      await audit(site, { change: 'partition', name: p.name, from: strip(before) ?? null, to: strip(p), exact, nodes: r.changed, ...(r.missing.length ? { missing: r.missing } : {}), ...(r.kept.length ? { kept: r.kept } : {}) });
     }
     return r.changed.length > 0;
   }

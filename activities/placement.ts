@@ -2,8 +2,9 @@
 // local machine always; FirecREST, slurmrestd and Kubernetes sources plug in through InventorySource)
 // and returns the pure engine's decision, which the workflow records in history.
 import { availableParallelism, cpus, freemem, hostname, loadavg, totalmem } from 'node:os';
-import { decide, explainDecision, policy as makePolicy, type Decision, type Inventory, type JobRequest, type PolicyConfig, type SiteSpec } from '../placement/index.js';
+import { LiveCluster, decide, explainDecision, policy as makePolicy, type Decision, type Inventory, type JobRequest, type PolicyConfig, type SiteSpec } from '../placement/index.js';
 import type { JobRef } from '../contract/outcome.js';
+import { observePlacement } from '../observe/activity-metrics.js';
 
 /** A job Tandem itself submitted, as its labels name it (see contract/job-labels.ts): the only kind
  *  placement may preempt. */
@@ -108,19 +109,38 @@ export async function gatherInventory(sources: InventorySource[]): Promise<{ inv
   return { inventory, running, unavailable };
 }
 
+const clampRunning = (running: RunningWork[], now: number) => running.map((w) => ({ ...w, start: Math.min(w.start || now, now) }));
+
 /** The engine's decision on live state: neither running work nor the job starts after `now`. */
 export function decideNow(inventory: Inventory, running: RunningWork[], job: JobRequest, now: number, pol: PolicyConfig): Decision {
-  return decide(inventory, running.map((w) => ({ ...w, start: Math.min(w.start || now, now) })), { ...job, submit: Math.min(job.submit, now) }, now, pol);
+  return decide(inventory, clampRunning(running, now), { ...job, submit: Math.min(job.submit, now) }, now, pol);
+}
+
+/**
+ * decideNow on a kept state (placement/live.ts): each observation moves it by what changed since
+ * the last one instead of rebuilding it from every running job, and a changed inventory rebuilds it.
+ * Decisions are the same as decideNow's (test/unit/placement/live.test.ts).
+ */
+export function liveDecider() {
+  let live: LiveCluster | undefined;
+  return (inventory: Inventory, running: RunningWork[], job: JobRequest, now: number, pol: PolicyConfig): Decision => {
+    const list = clampRunning(running, now);
+    if (!live) live = new LiveCluster(inventory, list);
+    else live.observe(inventory, list);
+    return live.decide({ ...job, submit: Math.min(job.submit, now) }, now, pol);
+  };
 }
 
 export function createPlacementActivities(sources: InventorySource[] = [localMachineSource()], pol: Partial<PolicyConfig> = {}, clock: () => number = () => Date.now() / 1000) {
   const config = makePolicy(pol);
+  const decideLive = liveDecider();
   return {
     async placeJob({ job, run }: PlaceInput): Promise<PlaceResult> {
+      const t0 = performance.now();
       const { inventory, running: gathered, unavailable } = await gatherInventory(sources);
       const now = clock();
       const running = markPreemptible(gathered, job, run);
-      let decision = decideNow(inventory, running, job, now, config);
+      let decision = decideLive(inventory, running, job, now, config);
       if (decision.kind === 'reserve' && running.some((w) => w.ambient)) {
         // Waiting for the host's own load to end would wait for ever: the local runtime shares the
         // CPUs with it, so the job starts if it fits beside everything that is a job.
@@ -138,6 +158,7 @@ export function createPlacementActivities(sources: InventorySource[] = [localMac
         }
       }
       const summary = explainDecision(decision, { now, clock: (t) => localTime(t, now), victim: (id) => victims.get(id)?.label ?? id });
+      observePlacement(decision.kind, config.order, t0, unavailable); // metrics
       return { decision, unavailable, summary, ...(victims.size ? { victims: [...victims.values()] } : {}) };
     },
   };

@@ -9,6 +9,7 @@ import { durationMs } from '../contract/duration.js';
 import type { Runtime } from '../contract/pipeline.js';
 import { quotaFor, type QuotasFile } from '../contract/quotas.js';
 import { beyondQuota, type Amount, type LedgerActivities } from '../workflows/ledger.js';
+import type { Audit } from './audit.js';
 
 /** One ledger per site and task queue: it runs on the queue of the workers that admit to it, so every
  *  pipeline of that queue (whichever worker runs it) shares it. */
@@ -33,7 +34,7 @@ export type AdmitQuotaResult =
   /** `never`: the stage alone exceeds the quota, so waiting cannot help. */
   | { admitted: false; never: boolean; site: string; reason: string; retryIntervalMs: number };
 
-export function createQuotaActivities(file: QuotasFile | undefined, resolveSite: SiteResolver) {
+export function createQuotaActivities(file: QuotasFile | undefined, resolveSite: SiteResolver, audit?: Audit) {
   const retryIntervalMs = durationMs(file?.retryInterval ?? '30s');
   return {
     async admitQuota(input: AdmitQuotaInput): Promise<AdmitQuotaResult> {
@@ -56,6 +57,7 @@ export function createQuotaActivities(file: QuotasFile | undefined, resolveSite:
             workflowIdConflictPolicy: 'USE_EXISTING',
           }),
         });
+        await audit?.({ what: 'quota.admitted', tenant, where: { site }, details: { holdId, stage: input.stage, cpus: input.cpus, gpus: input.gpus, memoryMB: input.memoryMB } });
         return { admitted: true, managed: true, site, usage: (r as { usage: Amount }).usage, quota };
       } catch (e) {
         // The validator refused: the tenant's other stages hold the rest. Anything else is retried.
@@ -67,7 +69,9 @@ export function createQuotaActivities(file: QuotasFile | undefined, resolveSite:
     async releaseQuota({ site, holdId }: { site: string; holdId: string }): Promise<{ released: boolean }> {
       try {
         const ctx = Context.current();
-        return (await ctx.client.workflow.getHandle(ledgerId(ctx.info.taskQueue, site)).executeUpdate('release', { args: [{ holdId }] })) as { released: boolean };
+        const r = (await ctx.client.workflow.getHandle(ledgerId(ctx.info.taskQueue, site)).executeUpdate('release', { args: [{ holdId }] })) as { released: boolean };
+        if (r.released) await audit?.({ what: 'quota.released', where: { site }, details: { holdId } });
+        return r;
       } catch (e) {
         if (e instanceof WorkflowNotFoundError) return { released: false }; // no ledger: nothing was held
         throw e;

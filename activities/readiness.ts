@@ -3,6 +3,7 @@
 import type { Context } from '@temporalio/activity';
 import { failure } from '../contract/failures.js';
 import type { ReadinessInput, ReadinessResult } from './types.js';
+import { observeGate } from '../observe/activity-metrics.js';
 
 type Gate = 'health' | 'models' | 'completion';
 
@@ -28,13 +29,19 @@ export async function checkReadiness({ deployment, prompt, timeoutMs }: Readines
       if (gate === 'health') {
         const r = await fetchJson(`${deployment.endpoint}/health`);
         last = `/health answered ${r.status}`;
-        if (r.status === 200) gate = 'models';
+        if (r.status === 200) {
+          observeGate('health', true);
+          gate = 'models';
+        }
       }
       if (gate === 'models') {
         const r = await fetchJson(`${deployment.endpoint}/v1/models`);
         models = ((r.body as { data?: { id: string }[] }).data ?? []).map((m) => m.id);
         last = `/v1/models answered ${r.status} listing [${models.join(', ')}]`;
-        if (r.status === 200 && models.includes(deployment.model)) gate = 'completion';
+        if (r.status === 200 && models.includes(deployment.model)) {
+          observeGate('models', true);
+          gate = 'completion';
+        }
       }
       if (gate === 'completion') {
         const r = await fetchJson(`${deployment.endpoint}/v1/completions`, {
@@ -43,7 +50,10 @@ export async function checkReadiness({ deployment, prompt, timeoutMs }: Readines
           body: JSON.stringify({ model: deployment.model, prompt, max_tokens: 16 }),
         });
         const text = (r.body as { choices?: { text?: string }[] }).choices?.[0]?.text;
-        if (r.status === 200 && typeof text === 'string' && text.trim().length > 0) return { completion: text.trim(), models };
+        if (r.status === 200 && typeof text === 'string' && text.trim().length > 0) {
+          observeGate('completion', true);
+          return { completion: text.trim(), models };
+        }
         last = `smoke completion answered ${r.status}: ${JSON.stringify(r.body).slice(0, 200)}`;
       }
     } catch (e) {
@@ -51,6 +61,7 @@ export async function checkReadiness({ deployment, prompt, timeoutMs }: Readines
     }
     ctx.heartbeat({ gate, last });
     if (Date.now() > deadline) {
+      observeGate(gate, false);
       throw failure('GateFailed', `deployment ${deployment.name} not ready after ${Math.round(timeoutMs / 1000)}s: failed gate "${gate}" (${last})`);
     }
     await ctx.sleep(250);

@@ -21,6 +21,7 @@ import type { SubmitJobInput } from './types.js';
 import { policy as makePolicy, type JobRequest, type PolicyConfig } from '../placement/index.js';
 import { decideNow, gatherInventory, type InventorySource } from './placement.js';
 import { DEFAULTS, TUNING_DEFAULTS } from '../config/defaults.js';
+import { activityAuditor, defaultAuditSettings, type AuditSettings } from './audit.js';
 
 export interface SiteHealth {
   healthy: boolean;
@@ -45,6 +46,8 @@ export interface RecoveryConfig {
   /** TANDEM_HOME: the home run directory holds the data set and the catalogued checkpoints. */
   home: string;
   sites: RecoverySite[];
+  /** The audit log (default <home>/audit.jsonl). */
+  audit?: AuditSettings;
   pollInitialMs?: number;
   /** Health probe timeout. */
   healthTimeoutMs?: number;
@@ -133,6 +136,7 @@ function writeLease(file: string, holder: string, ttlMs: number): void {
 export function createRecoveryActivities(config: RecoveryConfig) {
   const sites = new Map(config.sites.map((s) => [s.name, s]));
   const pollInitialMs = config.pollInitialMs ?? DEFAULTS.pollInitialMs;
+  const audit = activityAuditor(config.audit ?? defaultAuditSettings(config.home));
   const site = (name: string): RecoverySite => {
     const s = sites.get(name);
     if (!s) throw failure('RuntimeUnavailable', `site ${name} is not configured on this worker (configured: ${[...sites.keys()].join(', ') || 'none'})`);
@@ -234,6 +238,7 @@ export function createRecoveryActivities(config: RecoveryConfig) {
       if (!best) return { copied: false, bytes: 0, skipped, unreadable, staleCopiesRemoved };
       if (best.source === name) return { step: best.step, source: name, copied: false, bytes: 0, skipped, unreadable, staleCopiesRemoved };
       const copy = await copyCheckpoint(best.path, target.checkpoints, { hasher: site(name).hasher, tag: Context.current().info.activityId, onFile: () => Context.current().heartbeat() });
+      if (copy.copied) await audit({ what: 'checkpoint.copied', where: { site: name }, details: { runKey, from: best.source, step: copy.step, bytes: copy.bytes } });
       return { step: copy.step, source: best.source, copied: copy.copied, bytes: copy.bytes, skipped, unreadable, staleCopiesRemoved };
     },
 
@@ -253,7 +258,9 @@ export function createRecoveryActivities(config: RecoveryConfig) {
         writeLease(lease, input.name, input.leaseTtlMs);
         command = [...builtinCommand('fence'), lease, '--', ...command];
       }
-      return s.backend.submit({ name: input.name, command, env, resources: input.resources, walltimeMs: durationMs(input.resources.walltime), kubernetes: input.kubernetes });
+      const ref = await s.backend.submit({ name: input.name, command, env, resources: input.resources, walltimeMs: durationMs(input.resources.walltime), kubernetes: input.kubernetes });
+      await audit({ what: 'job.submitted', where: { site: input.site, runtime: ref.runtime }, details: { runKey: input.runKey, stage: input.stage, name: ref.name, jobId: ref.jobId, resources: input.resources, leased: !!input.leaseTtlMs } });
+      return ref;
     },
 
     /**
@@ -314,6 +321,7 @@ export function createRecoveryActivities(config: RecoveryConfig) {
       }
       try {
         await withTimeout(site(ref.site).backend.cancel(ref.jobId), timeoutMs, `cancel at ${ref.site}`);
+        await audit({ what: 'job.cancelled', where: { site: ref.site, runtime: ref.runtime }, details: { name: ref.name, jobId: ref.jobId, reason: 'fenced' } });
         return { fenced: true, detail: `cancelled job ${ref.jobId} at ${ref.site}` };
       } catch (e) {
         return { fenced: false, detail: `site ${ref.site} did not answer (${(e as Error).message}); its lease stops the job` };
@@ -326,6 +334,7 @@ export function createRecoveryActivities(config: RecoveryConfig) {
       for (let delay = 1000; ; delay = Math.min(delay * 2, 30_000)) {
         try {
           await withTimeout(site(ref.site).backend.cancel(ref.jobId), 5000, `cancel at ${ref.site}`);
+          await audit({ what: 'job.cancelled', where: { site: ref.site, runtime: ref.runtime }, details: { name: ref.name, jobId: ref.jobId, reason: 'fenced once reachable' } });
           return { fenced: true, detail: `cancelled job ${ref.jobId} at ${ref.site} once it answered` };
         } catch {
           ctx.heartbeat();
@@ -343,8 +352,10 @@ export function createRecoveryActivities(config: RecoveryConfig) {
       if (!latest) throw failure('NoValidCheckpoint', `no valid checkpoint at ${name} for ${runKey}${skipped.length ? `: ${skipped.map((k) => k.reason).join('; ')}` : ''}`);
       const home = runDirs(config.home, runKey);
       const copy = await copyCheckpoint(latest.path, home.checkpoints, { tag: Context.current().info.activityId });
+      if (copy.copied) await audit({ what: 'checkpoint.copied', where: { site: 'home' }, details: { runKey, from: name, step: copy.step } });
       // The site keeps what home keeps (the catalog applies retention at home); older ones go.
-      if (keep) applyRetention(at, keep, latest.path, keepEvery);
+      const removed = keep ? applyRetention(at, keep, latest.path, keepEvery) : [];
+      if (removed.length) await audit({ what: 'checkpoint.pruned', where: { site: name }, details: { runKey, kept: latest.path, removed } });
       return { path: copy.path, step: copy.step, copied: copy.copied, skipped };
     },
   };

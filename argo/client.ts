@@ -4,13 +4,15 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection, ScheduleOverlapPolicy, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, ScheduleOverlapPolicy, type ClientPlugin, type WorkflowHandle } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import { ArgoValidationError, type Json } from './lint/load.js';
 import { Library, lintFile, lintText, type LintResult } from './lint/validate.js';
 import { runInput, workflowName } from './resolve.js';
 import type { ArgoRunInput, ArgoStatus } from './lang/types.js';
 import { planRetry, type RetryPlan } from './retry.js';
 import { DEFAULTS } from '../config/defaults.js';
+import type { TemporalConnection } from '../config/worker.js';
 
 export const SHIPPED_TEMPLATES = fileURLToPath(new URL('../templates/argo', import.meta.url));
 export const ARGO_WORKFLOW_TYPE = 'argoWorkflow';
@@ -48,9 +50,11 @@ export class ArgoClient {
     readonly taskQueue: string,
   ) {}
 
-  static async connect(opts: { address: string; namespace?: string; taskQueue: string }): Promise<ArgoClient> {
-    const connection = await Connection.connect({ address: opts.address });
-    return new ArgoClient(connection, new Client({ connection, namespace: opts.namespace ?? DEFAULTS.namespace }), opts.taskQueue);
+  /** `connection` carries TLS, API key and metadata (config/worker.ts, from TEMPORAL_* and temporal.toml). */
+  /** `plugins`: client plugins such as the TandemPlugin (its payload codec must match the workers'). */
+  static async connect(opts: { address: string; namespace?: string; taskQueue: string; connection?: Omit<TemporalConnection, 'address'>; plugins?: ClientPlugin[]; dataConverter?: DataConverter }): Promise<ArgoClient> {
+    const connection = await Connection.connect({ ...opts.connection, address: opts.address });
+    return new ArgoClient(connection, new Client({ connection, namespace: opts.namespace ?? DEFAULTS.namespace, plugins: opts.plugins, dataConverter: opts.dataConverter }), opts.taskQueue);
   }
 
   close(): Promise<void> {

@@ -2,8 +2,8 @@
 import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DefaultLogger, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
-import { startDevServer } from '../workers/dev-server.js';
+import { Runtime } from '@temporalio/worker';
+import { freePort, startDevServer } from '../workers/dev-server.js';
 import { createTandemWorker } from '../workers/worker.js';
 import { LocalServingBackend } from '../backends/local-serving.js';
 import { slurmBackend } from '../backends/slurm/index.js';
@@ -11,6 +11,10 @@ import { recoverySites as sitesOf } from '../activities/recovery-sites.js';
 import { loadWorkerConfig, type WorkerConfig } from '../config/worker.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { checkPort } from './port.js';
+import { secretValues } from '../config/worker.js';
+import { configureLogger, type LogFormat } from '../observe/log.js';
+import { bindAddress, runtimeOptions } from '../observe/runtime.js';
+import { startMetricsServer, type MetricsServer } from '../observe/server.js';
 
 /** Slurm, when TANDEM_SLURM_API configures it (README, "Training on Slurm"): then `auto` trains there. */
 function configuredBackends(config: WorkerConfig) {
@@ -23,11 +27,21 @@ import { ProgressPrinter, elapsed, formatStatus } from './render.js';
 
 export const DEMO_SPEC = fileURLToPath(new URL('../templates/examples/demo-pipeline.yaml', import.meta.url));
 
-function quietRuntime(): void {
-  Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }) } } });
+/**
+ * The logger (--log-format or TANDEM_LOG_FORMAT; WARN unless TANDEM_LOG_LEVEL says otherwise, secrets
+ * redacted), the Runtime (installed once per process, here) and, with `serve`, Tandem's /metrics and
+ * the SDK's metrics: on TANDEM_METRICS_PORT / TANDEM_METRICS_SDK_PORT if set, else on free ports.
+ */
+async function observability(config: WorkerConfig, format: LogFormat | undefined, serve: boolean): Promise<{ metrics?: MetricsServer; sdkMetrics?: string }> {
+  const logger = configureLogger({ format: format ?? config.observe.logFormat, level: config.observe.logLevel ?? 'WARN', secrets: secretValues(process.env, config) });
+  const host = config.observe.metricsHost;
+  const ports = config.observe.metrics ?? (serve ? { port: await freePort(), sdkPort: await freePort() } : undefined);
+  const sdkMetrics = ports ? bindAddress(host, ports.sdkPort) : undefined;
+  Runtime.install(runtimeOptions({ logger, coreLevel: 'ERROR', sdkMetrics }));
+  return { metrics: ports ? await startMetricsServer({ host, port: ports.port }) : undefined, sdkMetrics: sdkMetrics && `http://${sdkMetrics}/metrics` };
 }
 
-export async function runDev(o: { port: number; uiPort: number; state: string }): Promise<void> {
+export async function runDev(o: { port: number; uiPort: number; state: string; logFormat?: LogFormat }): Promise<void> {
   // The CLI parses ports (cli/port.ts); other callers get the same rule, before anything starts.
   checkPort('--port', o.port);
   checkPort('--ui-port', o.uiPort);
@@ -35,7 +49,7 @@ export async function runDev(o: { port: number; uiPort: number; state: string })
   // Configuration first: a bad one is reported before a dev server starts (and would have to be stopped).
   // The dev worker serves the dev server's default namespace and task queue, its home is --state.
   const config = loadWorkerConfig();
-  quietRuntime();
+  const observed = await observability(config, o.logFormat, true);
   const state = resolve(o.state);
   const server = await startDevServer({ dbFile: join(state, 'temporal.db'), ui: true, port: o.port, uiPort: o.uiPort });
   const recoverySites = sitesOf(config.sites?.parsed, config.sites?.secrets ?? {});
@@ -44,18 +58,34 @@ export async function runDev(o: { port: number; uiPort: number; state: string })
   if (quotas) console.log(`tandem: tenant quotas at ${Object.keys(quotas.quotas).join(', ')} (TANDEM_QUOTAS_FILE); \`tandem quotas\` shows what is held`);
   const { worker } = await createTandemWorker({ address: server.address, home: state, backends: configuredBackends(config), recoverySites, quotas, cluster: config });
   console.log(`Temporal: ${server.address}   Web UI: ${server.uiUrl}   state: ${state}`);
+  if (observed.metrics) console.log(`Metrics: ${observed.metrics.url}   Temporal SDK metrics: ${observed.sdkMetrics}`);
   console.log(`Run a pipeline from another terminal: npm run tandem -- run templates/examples/demo-pipeline.yaml`);
   const stop = () => worker.shutdown();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   await worker.run();
   await server.stop();
+  await observed.metrics?.close();
 }
 
-export async function runDemo(o: { spec?: string; keep?: boolean }): Promise<void> {
+/** Asks the deployed model for a longer completion of the prompt and prints it (model-generated text). */
+async function printSample(endpoint: string, model: string, prompt: string): Promise<void> {
+  const request = { model, prompt, max_tokens: 240, temperature: 0.7, seed: 1 };
+  try {
+    const res = await fetch(`${endpoint}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request), signal: AbortSignal.timeout(10_000) });
+    const body = (await res.json()) as { choices?: { text: string }[]; usage?: { completion_tokens: number } };
+    if (!res.ok || !body.choices?.[0]) return console.log(`(sample request answered ${res.status}: ${JSON.stringify(body).slice(0, 200)})`);
+    console.log(`\n${model} continues the prompt (max_tokens ${request.max_tokens}, temperature ${request.temperature}, seed ${request.seed}):\n`);
+    console.log(`  ${(prompt + body.choices[0].text).replace(/\n/g, '\n  ')}\n`);
+  } catch (e) {
+    console.log(`(sample request failed: ${(e as Error).message})`);
+  }
+}
+
+export async function runDemo(o: { spec?: string; keep?: boolean; logFormat?: LogFormat }): Promise<void> {
   const t0 = Date.now();
   const config = loadWorkerConfig();
-  quietRuntime();
+  const observed = await observability(config, o.logFormat, false);
   const state = resolve(DEFAULTS.home, 'demo');
   rmSync(state, { recursive: true, force: true });
   const spec = await loadPipelineSpec(o.spec ?? DEMO_SPEC);
@@ -77,8 +107,10 @@ export async function runDemo(o: { spec?: string; keep?: boolean }): Promise<voi
         console.log(formatStatus(ev.status));
         ok = ev.status.phase === 'completed';
         if (ok && ev.status.result) {
-          console.log(`\nsmoke completion from ${ev.status.result.model}: "${ev.status.result.completion}"`);
-          if (o.keep) console.log(`try it: curl -s ${ev.status.result.endpoint}/v1/completions -H 'content-type: application/json' -d '{"prompt":"hello"}'`);
+          const { model, endpoint, completion } = ev.status.result;
+          console.log(`\nsmoke completion from ${model}: "${completion}"`);
+          await printSample(endpoint, model, spec.stages.deploy.smokePrompt);
+          if (o.keep) console.log(`try it: curl -s ${endpoint}/v1/completions -H 'content-type: application/json' -d '{"prompt":"Mr. Darcy","max_tokens":100}'`);
         }
       }
     }
@@ -93,6 +125,7 @@ export async function runDemo(o: { spec?: string; keep?: boolean }): Promise<voi
     await running;
     await connection.close();
     await server.stop();
+    await observed.metrics?.close();
   }
   console.log(`tandem demo: ${ok ? 'completed' : 'FAILED'} in ${elapsed(Date.now() - t0)}`);
   if (!ok) process.exitCode = 1;

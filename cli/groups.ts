@@ -7,10 +7,13 @@
 import { Help, type Command } from 'commander';
 import type { TandemClient } from '../sdk/client.js';
 import type { ArgoClient } from '../argo/client.js';
+import type { ClientConfig } from '../config/worker.js';
 
 export interface Connectors {
   connect: () => Promise<TandemClient>;
   connectArgo: () => Promise<ArgoClient>;
+  /** Where `connect` goes (address, namespace, TLS, API key; flags, profile and variables resolved). */
+  target?: () => ClientConfig & { profile?: string };
 }
 
 export interface CommandGroup {
@@ -51,6 +54,42 @@ export const COMMAND_GROUPS: CommandGroup[] = [
     term: 'quotas [options]',
     summary: 'what each tenant holds at each site, against its quota (TANDEM_QUOTAS_FILE of the workers)',
     register: async (p, c) => (await import('./quotas.js')).registerQuotaCommands(p, c.connect),
+  },
+  {
+    name: 'setup',
+    term: 'setup [options]',
+    summary: "register Tandem's search attributes in the namespace (once per namespace; platform teams)",
+    register: async (p, c) => (await import('./setup.js')).registerSetupCommand(p, c.connect),
+  },
+  {
+    name: 'doctor',
+    term: 'doctor [options]',
+    summary: 'check the Temporal connection, every configured site and Kubernetes access; one line each with what to fix',
+    register: async (p, c) => (await import('./doctor.js')).registerDoctorCommand(p, c),
+  },
+  {
+    name: 'codec-server',
+    term: 'codec-server [options]',
+    summary: 'serve decryption of encrypted payloads to the Temporal Web UI and CLI (operators)',
+    register: async (p) => (await import('./codec-server.js')).registerCodecServerCommand(p),
+  },
+  {
+    name: 'simulate',
+    term: 'simulate [options] <trace>',
+    summary: 'replay an SWF/CSV job trace under chosen policies: comparison table and an SVG plot (what-if before a policy change)',
+    register: async (p) => (await import('./simulate.js')).registerSimulateCommand(p),
+  },
+  {
+    name: 'audit',
+    term: 'audit',
+    summary: 'list and verify the tamper-evident audit log of external side effects (operators)',
+    register: async (p) => (await import('./audit.js')).registerAuditCommands(p),
+  },
+  {
+    name: 'deployments',
+    term: 'deployments',
+    summary: 'the served model endpoints on Kubernetes: list, revisions, rollback, delete',
+    register: async (p) => (await import('./deployments.js')).registerDeploymentCommands(p),
   },
 ];
 

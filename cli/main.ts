@@ -33,11 +33,12 @@ function clientConfig(): ClientConfig {
     return loadClientConfig();
   } catch (e) {
     envError = e;
-    return { address: DEFAULTS.temporalAddress, namespace: DEFAULTS.namespace, taskQueue: DEFAULTS.taskQueue };
+    return { address: DEFAULTS.temporalAddress, namespace: DEFAULTS.namespace, taskQueue: DEFAULTS.taskQueue, connection: { address: DEFAULTS.temporalAddress } };
   }
 }
 const env = clientConfig();
-const LOADS_WORKER_CONFIG = new Set(['dev', 'demo', 'checkpoints']);
+// `doctor` reports a bad configuration as one of its checks instead of stopping at it.
+const LOADS_WORKER_CONFIG = new Set(['dev', 'demo', 'checkpoints', 'doctor']);
 
 const program = new Command()
   .name('tandem')
@@ -46,14 +47,32 @@ const program = new Command()
   .addOption(new Option('--address <host:port>', 'Temporal frontend (env: TEMPORAL_ADDRESS)').default(env.address))
   .addOption(new Option('--namespace <ns>', 'Temporal namespace (env: TEMPORAL_NAMESPACE)').default(env.namespace))
   .addOption(new Option('--task-queue <queue>', 'task queue of the Tandem workers (env: TANDEM_TASK_QUEUE)').default(env.taskQueue))
+  .addOption(new Option('--profile <name>', 'temporal.toml profile: address, namespace, TLS, API key (env: TEMPORAL_PROFILE)'))
+  .addOption(new Option('--log-format <format>', 'log lines as text or one JSON object a line (env: TANDEM_LOG_FORMAT; default text)').choices(['text', 'json']))
   .showHelpAfterError()
   .hook('preAction', (_program, action) => {
     if (envError && !LOADS_WORKER_CONFIG.has(action.name())) throw envError;
   });
 
+/**
+ * Where to connect: flags given on the command line win; then the profile (`--profile`, TEMPORAL_PROFILE)
+ * with the TEMPORAL_* variables over it, as Temporal's own CLI resolves them; TLS, API key and gRPC
+ * metadata come only from there.
+ */
+function target(): ClientConfig & { profile?: string } {
+  const o = program.opts<{ address: string; namespace: string; taskQueue: string; profile?: string }>();
+  const base = o.profile ? loadClientConfig(undefined, { profile: o.profile }) : env;
+  const fromCli = (k: string) => program.getOptionValueSource(k) === 'cli';
+  const address = fromCli('address') ? o.address : base.address;
+  return { ...base, address, namespace: fromCli('namespace') ? o.namespace : base.namespace, taskQueue: o.taskQueue, connection: { ...base.connection, address }, profile: o.profile };
+}
+
+/** --log-format, when given (the worker's TANDEM_LOG_FORMAT otherwise). */
+const logFormat = () => program.opts<{ logFormat?: 'text' | 'json' }>().logFormat;
+
 const connect = async (): Promise<TandemClient> => {
-  const o = program.opts<{ address: string; namespace: string; taskQueue: string }>();
-  return (await sdk()).TandemClient.connect({ address: o.address, namespace: o.namespace, taskQueue: o.taskQueue });
+  const t = target();
+  return (await sdk()).TandemClient.connect({ address: t.address, namespace: t.namespace, taskQueue: t.taskQueue, profile: t.profile });
 };
 
 program
@@ -140,16 +159,21 @@ program
   .option('--port <port>', 'frontend port', parsePort, DEFAULTS.devPort)
   .option('--ui-port <port>', 'Web UI port', parsePort, DEFAULTS.devUiPort)
   .option('--state <dir>', 'state directory (SQLite, local runtime)', DEFAULTS.home)
-  .action(async (o: { port: number; uiPort: number; state: string }) => (await devCommands()).runDev({ port: o.port, uiPort: o.uiPort, state: o.state }));
+  .action(async (o: { port: number; uiPort: number; state: string }) => (await devCommands()).runDev({ port: o.port, uiPort: o.uiPort, state: o.state, logFormat: logFormat() }));
 
 program
   .command('demo [spec]')
   .description('run the example pipeline end to end on the embedded local runtime')
   .option('--keep', 'leave the model server, dev server and Web UI running afterwards')
-  .action(async (spec: string | undefined, o: { keep?: boolean }) => (await devCommands()).runDemo({ spec, keep: o.keep }));
+  .action(async (spec: string | undefined, o: { keep?: boolean }) => (await devCommands()).runDemo({ spec, keep: o.keep, logFormat: logFormat() }));
 
-const connectArgo = async () => (await import('../argo/client.js')).ArgoClient.connect(program.opts<{ address: string; namespace: string; taskQueue: string }>());
-registerCommandGroups(program, process.argv.slice(2), { connect, connectArgo })
+const connectArgo = async () => {
+  const t = target();
+  // The payload codec (TANDEM_CODEC_*), as the SDK's TandemClient takes it: Argo runs are encrypted alike.
+  const [{ ArgoClient }, { codecDataConverter }, { loadCodecConfig }] = await Promise.all([import('../argo/client.js'), import('../codec/index.js'), import('../config/worker.js')]);
+  return ArgoClient.connect({ address: t.address, namespace: t.namespace, taskQueue: t.taskQueue, connection: t.connection, dataConverter: codecDataConverter(loadCodecConfig()) });
+};
+registerCommandGroups(program, process.argv.slice(2), { connect, connectArgo, target })
   .then(() => program.parseAsync())
   .catch((err: unknown) => {
     printError(err);

@@ -9,15 +9,32 @@
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { loadClientConnectConfig } from '@temporalio/envconfig';
+import type { TLSConfig } from '@temporalio/client';
 import { InputError } from '../contract/input-error.js';
 import { parseSitesFile, type SitesFile } from '../contract/sites.js';
 import { parseQuotasFile, type QuotasFile } from '../contract/quotas.js';
 import { SUPPORTED_SLURMRESTD_VERSIONS } from '../backends/slurm/slurmrestd-mapping.js';
 import type { SlurmApiSettings } from '../backends/slurm/index.js';
 import { DEFAULTS, defaultsProblems } from './defaults.js';
+import { decodeKey, keyIdProblem, parseKeyring, type CodecKeys } from '../codec/keys.js';
 import { ConfigError, type ConfigIssue } from './errors.js';
 
 export type Env = Record<string, string | undefined>;
+
+/**
+ * How to reach Temporal: the frontend address, TLS (server CA, server name, mTLS client certificate),
+ * an API key and extra gRPC metadata. The shape both `Connection.connect` (client) and
+ * `NativeConnection.connect` (worker) take, so it is spread into either as it is.
+ */
+export interface TemporalConnection {
+  address: string;
+  /** true: TLS with the system's roots; an object: CA, server name, client certificate pair. */
+  tls?: TLSConfig | boolean;
+  /** A secret: sent as `authorization: Bearer …`, never printed. */
+  apiKey?: string;
+  metadata?: Record<string, string>;
+}
 
 /** Where the CLI, the SDK and workers find Temporal. */
 export interface ClientConfig {
@@ -25,6 +42,15 @@ export interface ClientConfig {
   namespace: string;
   /** TANDEM_TASK_QUEUE (the SDK keeps its own default unless given one; see sdk/client.ts). */
   taskQueue: string;
+  /** Temporal's own environment configuration (TEMPORAL_* and temporal.toml profiles), resolved. */
+  connection: TemporalConnection;
+}
+
+export interface ClientLoadOptions {
+  /** A temporal.toml profile (`--profile`); default TEMPORAL_PROFILE, then "default". */
+  profile?: string;
+  /** The temporal.toml to read instead of TEMPORAL_CONFIG_FILE or ~/.config/temporalio/temporal.toml. */
+  configFile?: string;
 }
 
 /** Kubernetes access of a worker: enabled when KUBECONFIG is set or the worker runs in a pod. */
@@ -63,6 +89,12 @@ export interface WorkerConfig extends CliConfig, ClusterConfig {
   sites?: { file: string; parsed: SitesFile; secrets: Record<string, string> };
   /** TANDEM_QUOTAS_FILE. */
   quotas?: { file: string; parsed: QuotasFile };
+  /** TANDEM_CODEC_*: payload encryption keys; undefined: payloads are not encrypted. */
+  codec?: CodecKeys;
+  /** TANDEM_AUDIT_*: where the audit log is and who the worker appends as. */
+  audit: AuditConfig;
+  /** TANDEM_METRICS_*, TANDEM_LOG_*: the /metrics endpoint and the log format (observe/). */
+  observe: ObserveConfig;
 }
 
 export interface ToolConfig {
@@ -70,7 +102,7 @@ export interface ToolConfig {
   temporalCli?: string;
 }
 
-export interface LoadOptions {
+export interface LoadOptions extends ClientLoadOptions {
   /** Relative paths (TANDEM_HOME) resolve against this; default process.cwd(). */
   cwd?: string;
 }
@@ -109,10 +141,22 @@ const existingFile = (executable = false) => z.string().superRefine((v, ctx) => 
 /** "a=x,b=y" lists of sites; cluster() checks the shape of each entry. */
 const siteList = z.string().transform((v) => v.split(',').map((e) => e.trim()).filter(Boolean));
 
+const bool = z.enum(['true', 'false', '1', '0'], 'must be true or false');
+// Temporal's environment configuration (the variables `temporal` and every SDK read, through
+// @temporalio/envconfig): checked here so a typo is named before a connection is tried.
 const clientShape = {
   TEMPORAL_ADDRESS: optional(hostPort),
   TEMPORAL_NAMESPACE: optional(queueName),
   TANDEM_TASK_QUEUE: optional(queueName),
+  TEMPORAL_PROFILE: optional(text),
+  TEMPORAL_CONFIG_FILE: optional(existingFile()),
+  TEMPORAL_API_KEY: optional(z.string()),
+  TEMPORAL_TLS: optional(bool),
+  TEMPORAL_TLS_CLIENT_CERT_PATH: optional(existingFile()),
+  TEMPORAL_TLS_CLIENT_KEY_PATH: optional(existingFile()),
+  TEMPORAL_TLS_SERVER_CA_CERT_PATH: optional(existingFile()),
+  TEMPORAL_TLS_SERVER_NAME: optional(text),
+  TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: optional(bool),
 };
 
 const cliShape = {
@@ -150,21 +194,26 @@ const slurmShape = {
   TANDEM_SLURMRESTD_API_VERSION: optional(z.enum(SUPPORTED_SLURMRESTD_VERSIONS, `must be one of ${SUPPORTED_SLURMRESTD_VERSIONS.join(', ')}`)),
 };
 
+// Before workerShape, which spreads observeShape() (a const is not hoisted).
+const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
 const workerShape = {
   ...cliShape,
   ...clusterShape,
   ...slurmShape,
   TANDEM_SITES_FILE: optional(existingFile()),
   TANDEM_QUOTAS_FILE: optional(existingFile()),
+  ...codecShape(),
+  ...auditShape(),
+  ...observeShape(),
 };
 
 const toolShape = { TEMPORAL_CLI: optional(existingFile(true)) };
 
 /** Variables whose values are secrets: messages name them but never print them. */
-const SECRET = new Set(['TANDEM_FIRECREST_CLIENT_SECRET', 'TANDEM_SLURMRESTD_TOKEN']);
+const SECRET = new Set(['TANDEM_FIRECREST_CLIENT_SECRET', 'TANDEM_SLURMRESTD_TOKEN', 'TEMPORAL_API_KEY', 'TEMPORAL_TLS_CLIENT_KEY_DATA', 'TANDEM_CODEC_KEY', 'TANDEM_CODEC_SERVER_TOKEN']);
 
 /** Every variable a loader reads, for the README and tests. */
-export const CONFIG_VARIABLES = Object.keys({ ...workerShape, ...toolShape });
+export const CONFIG_VARIABLES = Object.keys({ ...workerShape, ...toolShape, ...codecServerShape() });
 
 // ---- parsing ---------------------------------------------------------------------------------------
 
@@ -199,12 +248,38 @@ function partial(shape: z.ZodRawShape, env: Env): Record<string, unknown> {
   return out;
 }
 
-function client(v: Parsed<typeof clientShape>): ClientConfig {
-  return { address: v.TEMPORAL_ADDRESS ?? DEFAULTS.temporalAddress, namespace: v.TEMPORAL_NAMESPACE ?? DEFAULTS.namespace, taskQueue: v.TANDEM_TASK_QUEUE ?? DEFAULTS.taskQueue };
+/**
+ * The connection as Temporal's own tools would make it: the temporal.toml profile (TEMPORAL_CONFIG_FILE,
+ * or ~/.config/temporalio/temporal.toml), overridden by TEMPORAL_* variables. Problems of the file or
+ * the profile become issues like any variable's; an API key never appears in a message.
+ */
+function client(v: Parsed<typeof clientShape>, env: Env, issue: (i: ConfigIssue) => void, opts: ClientLoadOptions = {}): ClientConfig {
+  // envconfig reads the same variables; an empty one means unset here, as everywhere in Tandem
+  // (except TEMPORAL_GRPC_META_X=, which removes a profile's header, as in Temporal's CLI).
+  const vars = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string' && (e[1] !== '' || e[0].startsWith('TEMPORAL_GRPC_META_'))));
+  const profileName = opts.profile ?? v.TEMPORAL_PROFILE;
+  const where = opts.configFile ?? (v.TEMPORAL_CONFIG_FILE ? source(env, 'TEMPORAL_CONFIG_FILE') : 'temporal.toml');
+  let loaded: ReturnType<typeof loadClientConnectConfig> = { connectionOptions: {} };
+  try {
+    loaded = loadClientConnectConfig({ profile: profileName, overrideEnvVars: vars, configSource: opts.configFile ? { path: opts.configFile } : undefined });
+  } catch (e) {
+    const message = (e as Error).message.replace(vars.TEMPORAL_API_KEY || '\u0000', '***');
+    issue({ source: profileName ? `${where} (profile ${profileName})` : where, path: '', message });
+  }
+  const c = loaded.connectionOptions;
+  const address = c.address ?? DEFAULTS.temporalAddress;
+  // TEMPORAL_ADDRESS itself was checked with the other variables; a profile's address is checked here.
+  if (!env.TEMPORAL_ADDRESS && !hostPort.safeParse(address).success) issue({ source: `${where}${profileName ? ` (profile ${profileName})` : ''}`, path: 'address', message: `${JSON.stringify(address)} must be host:port` });
+  const namespace = loaded.namespace ?? DEFAULTS.namespace;
+  const connection: TemporalConnection = { address };
+  if (c.tls) connection.tls = c.tls;
+  if (c.apiKey !== undefined) connection.apiKey = c.apiKey as string;
+  if (c.metadata && Object.keys(c.metadata).length) connection.metadata = c.metadata as Record<string, string>;
+  return { address, namespace, taskQueue: v.TANDEM_TASK_QUEUE ?? DEFAULTS.taskQueue, connection };
 }
 
-function cli(v: Parsed<typeof cliShape>, opts: LoadOptions): CliConfig {
-  return { ...client(v), home: resolve(opts.cwd ?? process.cwd(), v.TANDEM_HOME ?? DEFAULTS.home), argoSchemaFile: v.TANDEM_ARGO_SCHEMA ?? DEFAULTS.argoSchemaFile };
+function cli(v: Parsed<typeof cliShape>, env: Env, issue: (i: ConfigIssue) => void, opts: LoadOptions): CliConfig {
+  return { ...client(v, env, issue, opts), home: resolve(opts.cwd ?? process.cwd(), v.TANDEM_HOME ?? DEFAULTS.home), argoSchemaFile: v.TANDEM_ARGO_SCHEMA ?? DEFAULTS.argoSchemaFile };
 }
 
 function cluster(v: Parsed<typeof clusterShape>, env: Env, issue: (i: ConfigIssue) => void): ClusterConfig {
@@ -281,13 +356,17 @@ function siteSecrets(env: Env, sites: SitesFile, issue: (i: ConfigIssue) => void
 // ---- loaders ---------------------------------------------------------------------------------------
 
 /** TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TANDEM_TASK_QUEUE: what the SDK and every CLI command need. */
-export function loadClientConfig(env: Env = process.env): ClientConfig {
-  return client(parse(clientShape, env));
+export function loadClientConfig(env: Env = process.env, opts: ClientLoadOptions = {}): ClientConfig {
+  let out!: ClientConfig;
+  parse(clientShape, env, (v, issue) => (out = client(v, env, issue, opts)));
+  return out;
 }
 
 /** The client's variables plus TANDEM_HOME and TANDEM_ARGO_SCHEMA (`tandem argo`, `tandem checkpoints`). */
 export function loadCliConfig(env: Env = process.env, opts: LoadOptions = {}): CliConfig {
-  return cli(parse(cliShape, env), opts);
+  let out!: CliConfig;
+  parse(cliShape, env, (v, issue) => (out = cli(v, env, issue, opts)));
+  return out;
 }
 
 /** Kubernetes access and migration sites: createTandemWorker's fallback when it is not given them. */
@@ -313,12 +392,193 @@ export function loadWorkerConfig(env: Env = process.env, opts: LoadOptions = {})
     const sites = readConfigFile(env, 'TANDEM_SITES_FILE', v.TANDEM_SITES_FILE, parseSitesFile, issue);
     const quotas = readConfigFile(env, 'TANDEM_QUOTAS_FILE', v.TANDEM_QUOTAS_FILE, parseQuotasFile, issue);
     out = {
-      ...cli(v, opts),
+      ...cli(v, env, issue, opts),
       ...cluster(v, env, issue),
       slurm: slurm(v, env, issue),
       sites: sites && v.TANDEM_SITES_FILE ? { file: v.TANDEM_SITES_FILE, parsed: sites, secrets: siteSecrets(env, sites, issue) } : undefined,
       quotas: quotas && v.TANDEM_QUOTAS_FILE ? { file: v.TANDEM_QUOTAS_FILE, parsed: quotas } : undefined,
+      codec: codecKeys(v, env, issue),
+      audit: auditConfig(v, opts),
+      observe: observeConfig(v, env, issue),
     };
   });
   return out;
+}
+
+// ---- payload encryption (codec/) -------------------------------------------------------------------
+// TANDEM_CODEC_KEYS_FILE: a keyring, one `id: base64key` a line (codec/keys.ts); TANDEM_CODEC_KEY +
+// TANDEM_CODEC_KEY_ID: one key from the environment. Both may be set: the variable's key is then the
+// newest and encrypts, the file's keys still decrypt (rotation). Keys never leave the worker, the
+// client and the codec server: not in payloads (only the id is), not in messages.
+// Functions, not constants: workerShape above spreads these before this block's line in the file.
+
+function codecShape() {
+  return {
+    TANDEM_CODEC_KEYS_FILE: optional(existingFile()),
+    TANDEM_CODEC_KEY: optional(z.string()),
+    TANDEM_CODEC_KEY_ID: optional(z.string()),
+  };
+}
+
+/** `tandem codec-server`: the origins its CORS answers (the Web UI's) and an optional bearer token. */
+function codecServerShape() {
+  return {
+    ...codecShape(),
+    TANDEM_CODEC_SERVER_ORIGINS: optional(siteList.pipe(z.array(z.string().refine((o) => URL.canParse(o) && /^https?:$/.test(new URL(o).protocol) && new URL(o).origin === o, 'each entry must be an origin such as http://localhost:8233 (scheme, host and port; no path)')))),
+    TANDEM_CODEC_SERVER_TOKEN: optional(z.string().min(16, 'must be at least 16 characters')),
+  };
+}
+
+type CodecVars = Parsed<ReturnType<typeof codecShape>>;
+
+function codecKeys(v: CodecVars, env: Env, issue: (i: ConfigIssue) => void): CodecKeys | undefined {
+  const keys: CodecKeys['keys'] = [];
+  if (v.TANDEM_CODEC_KEYS_FILE) {
+    const file = v.TANDEM_CODEC_KEYS_FILE;
+    // Like an ssh key: a keyring others can read is refused rather than used.
+    if ((statSync(file).mode & 0o077) !== 0) issue({ source: source(env, 'TANDEM_CODEC_KEYS_FILE'), path: '', message: 'is readable or writable by group or others; make it private (chmod 600)' });
+    const parsed = parseKeyring(readFileSync(file, 'utf8'));
+    for (const i of parsed.issues) issue({ source: source(env, 'TANDEM_CODEC_KEYS_FILE'), path: '', line: i.line, message: i.message });
+    if (!parsed.issues.length && !parsed.keys.length) issue({ source: source(env, 'TANDEM_CODEC_KEYS_FILE'), path: '', message: 'holds no key (lines `id: base64key`)' });
+    keys.push(...parsed.keys);
+  }
+  if (v.TANDEM_CODEC_KEY !== undefined || v.TANDEM_CODEC_KEY_ID !== undefined) {
+    if (v.TANDEM_CODEC_KEY === undefined) issue({ source: 'TANDEM_CODEC_KEY', path: '', message: 'must be set when TANDEM_CODEC_KEY_ID is' });
+    const id = v.TANDEM_CODEC_KEY_ID;
+    const idProblem = id === undefined ? 'must be set when TANDEM_CODEC_KEY is (the id payloads name their key by)' : keyIdProblem(id);
+    if (idProblem) issue({ source: source(env, 'TANDEM_CODEC_KEY_ID'), path: '', message: idProblem });
+    const key = v.TANDEM_CODEC_KEY === undefined ? undefined : decodeKey(v.TANDEM_CODEC_KEY);
+    if (typeof key === 'string') issue({ source: 'TANDEM_CODEC_KEY', path: '', message: key });
+    if (id !== undefined && !idProblem && key instanceof Buffer) {
+      const same = keys.find((k) => k.id === id);
+      if (same && !same.key.equals(key)) issue({ source: source(env, 'TANDEM_CODEC_KEY_ID'), path: '', message: `key id ${id} is also in TANDEM_CODEC_KEYS_FILE with a different key` });
+      else if (!same) keys.push({ id, key });
+      else keys.push(...keys.splice(keys.indexOf(same), 1)); // the same key: it is the newest
+    }
+  }
+  return keys.length ? { keys } : undefined;
+}
+
+/** The codec keys alone: the SDK's client, `tandem runs replay` and anything else that reads payloads. */
+export function loadCodecConfig(env: Env = process.env): CodecKeys | undefined {
+  let out: CodecKeys | undefined;
+  parse(codecShape(), env, (v, issue) => (out = codecKeys(v, env, issue)));
+  return out;
+}
+
+export interface CodecServerConfig {
+  keys?: CodecKeys;
+  /** Origins allowed by CORS (the Temporal Web UI's). */
+  origins: string[];
+  /** Bearer token required of callers, when set. */
+  token?: string;
+}
+
+/** `tandem codec-server`. */
+export function loadCodecServerConfig(env: Env = process.env): CodecServerConfig {
+  let out!: CodecServerConfig;
+  parse(codecServerShape(), env, (v, issue) => {
+    const keys = codecKeys(v, env, issue);
+    if (!keys && !v.TANDEM_CODEC_KEYS_FILE && v.TANDEM_CODEC_KEY === undefined) issue({ source: 'TANDEM_CODEC_KEYS_FILE or TANDEM_CODEC_KEY', path: '', message: 'must be set: the codec server decrypts with the keys the workers encrypt with' });
+    out = { keys, origins: v.TANDEM_CODEC_SERVER_ORIGINS ?? [...DEFAULTS_CODEC_ORIGINS], token: v.TANDEM_CODEC_SERVER_TOKEN };
+  });
+  return out;
+}
+
+/** The Web UI of `tandem dev` / `temporal server start-dev` (port 8233). */
+const DEFAULTS_CODEC_ORIGINS = [`http://localhost:${DEFAULTS.devUiPort}`, `http://127.0.0.1:${DEFAULTS.devUiPort}`];
+
+// ---- audit log (audit/) ----------------------------------------------------------------------------
+// TANDEM_AUDIT_LOG: the hash-chained JSONL file every external side effect is appended to (default
+// <TANDEM_HOME>/audit.jsonl); TANDEM_AUDIT_OPERATOR: who the worker appends as (default user@host).
+
+function auditShape() {
+  return {
+    TANDEM_AUDIT_LOG: optional(text),
+    TANDEM_AUDIT_OPERATOR: optional(z.string().regex(/^[\x21-\x7e]{1,128}$/, 'must be 1-128 printable ASCII characters without spaces')),
+  };
+}
+
+export interface AuditConfig {
+  /** Absolute path of the log file. */
+  file: string;
+  operator?: string;
+}
+
+function auditConfig(v: Parsed<ReturnType<typeof auditShape>> & { TANDEM_HOME?: string }, opts: LoadOptions): AuditConfig {
+  const home = resolve(opts.cwd ?? process.cwd(), v.TANDEM_HOME ?? DEFAULTS.home);
+  return { file: resolve(home, v.TANDEM_AUDIT_LOG ?? 'audit.jsonl'), operator: v.TANDEM_AUDIT_OPERATOR };
+}
+
+/** `tandem audit` and workers: the log's path (TANDEM_AUDIT_LOG, relative to TANDEM_HOME or to `home`, a worker's own). */
+export function loadAuditConfig(env: Env = process.env, opts: LoadOptions & { home?: string } = {}): AuditConfig {
+  let out!: AuditConfig;
+  parse({ TANDEM_HOME: cliShape.TANDEM_HOME, ...auditShape() }, env, (v) => (out = auditConfig(opts.home === undefined ? v : { ...v, TANDEM_HOME: opts.home }, opts)));
+  return out;
+}
+
+// ---- observability (observe/) ----------------------------------------------------------------------
+// TANDEM_METRICS_PORT: serve Prometheus metrics at http://TANDEM_METRICS_HOST:PORT/metrics (off when
+// unset; TANDEM_METRICS_HOST defaults to 127.0.0.1, loopback). TANDEM_METRICS_SDK_PORT: the Temporal
+// SDK's own metrics (Core's Prometheus exporter, a second endpoint because it is a server of its own;
+// default PORT+1). TANDEM_LOG_FORMAT: text (default) or json; TANDEM_LOG_LEVEL: the lowest level logged.
+
+
+function observeShape() {
+  const port = z.string().regex(/^\d{1,5}$/, 'must be a port number').transform(Number).pipe(z.number().int().min(1, 'must be 1-65535').max(65535, 'must be 1-65535'));
+  return {
+    TANDEM_METRICS_PORT: optional(port),
+    TANDEM_METRICS_SDK_PORT: optional(port),
+    // A host name or an IP literal (IPv6 without brackets), as node's listen() takes it.
+    TANDEM_METRICS_HOST: optional(z.string().regex(/^([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*|[0-9A-Fa-f:.]+)$/, 'must be a host name or an IP address, e.g. 127.0.0.1')),
+    TANDEM_LOG_FORMAT: optional(z.enum(['text', 'json'], 'must be text or json')),
+    TANDEM_LOG_LEVEL: optional(z.string().transform((l) => l.toUpperCase()).pipe(z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ').toLowerCase()}`))),
+  };
+}
+
+export interface ObserveConfig {
+  /** Where /metrics is served; undefined: not served (`tandem dev` may still pick a free port). */
+  metrics?: { host: string; port: number; sdkPort: number };
+  /** The host a metrics endpoint binds to, configured or not (`tandem dev` uses it for its own). */
+  metricsHost: string;
+  logFormat: 'text' | 'json';
+  /** TANDEM_LOG_LEVEL; undefined: the entry point's default (INFO for the worker, WARN for `tandem dev`). */
+  logLevel?: (typeof LOG_LEVELS)[number];
+}
+
+function observeConfig(v: Partial<Parsed<ReturnType<typeof observeShape>>>, env: Env, issue: (i: ConfigIssue) => void): ObserveConfig {
+  const host = v.TANDEM_METRICS_HOST ?? '127.0.0.1';
+  let metrics: ObserveConfig['metrics'];
+  if (v.TANDEM_METRICS_PORT !== undefined) {
+    const sdkPort = v.TANDEM_METRICS_SDK_PORT ?? v.TANDEM_METRICS_PORT + 1;
+    if (sdkPort === v.TANDEM_METRICS_PORT) issue({ source: source(env, 'TANDEM_METRICS_SDK_PORT'), path: '', message: `must differ from TANDEM_METRICS_PORT (both ${sdkPort})` });
+    else if (sdkPort > 65535) issue({ source: source(env, 'TANDEM_METRICS_PORT'), path: '', message: 'is 65535: set TANDEM_METRICS_SDK_PORT too (the SDK\'s metrics default to the next port)' });
+    metrics = { host, port: v.TANDEM_METRICS_PORT, sdkPort };
+  } else if (v.TANDEM_METRICS_SDK_PORT !== undefined) {
+    issue({ source: source(env, 'TANDEM_METRICS_SDK_PORT'), path: '', message: 'needs TANDEM_METRICS_PORT (the SDK\'s metrics are served beside Tandem\'s)' });
+  }
+  return { metrics, metricsHost: host, logFormat: v.TANDEM_LOG_FORMAT ?? 'text', logLevel: v.TANDEM_LOG_LEVEL };
+}
+
+/** The observability variables alone (the CLI's `--log-format` default; tests). */
+export function loadObserveConfig(env: Env = process.env): ObserveConfig {
+  let out!: ObserveConfig;
+  parse(observeShape(), env, (v, issue) => (out = observeConfig(v, env, issue)));
+  return out;
+}
+
+/**
+ * Every secret value this process knows, for the logger to redact (observe/log.ts): the variables
+ * marked secret above, the secrets a sites file names, the Slurm API credentials and the codec keys.
+ */
+export function secretValues(env: Env = process.env, config?: Pick<WorkerConfig, 'sites' | 'slurm' | 'codec' | 'connection'>): string[] {
+  const out = new Set<string>();
+  for (const name of SECRET) if (env[name]) out.add(env[name]!);
+  for (const v of Object.values(config?.sites?.secrets ?? {})) out.add(v);
+  const slurm = config?.slurm as { clientSecret?: string; token?: string } | undefined;
+  if (slurm?.clientSecret) out.add(slurm.clientSecret);
+  if (slurm?.token) out.add(slurm.token);
+  if (config?.connection?.apiKey) out.add(config.connection.apiKey);
+  for (const k of config?.codec?.keys ?? []) out.add(k.key.toString('base64'));
+  return [...out];
 }

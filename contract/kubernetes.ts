@@ -80,10 +80,18 @@ export const VolumeSchema = z
     if (v.hostPath === undefined && sources.length !== 1) ctx.addIssue({ code: 'custom', path: [], message: `must have exactly one source (persistentVolumeClaim, emptyDir, configMap or secret), has ${sources.length}` });
   });
 
+// A Hugging Face repository id ("org/name" or "name"), what vLLM downloads when --model is not a path.
+const HF_MODEL_ID = /^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?(\/[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?)?$/;
+const podPath = z.string().max(1024).regex(/^\/[A-Za-z0-9._/-]*$/, 'must be an absolute path of letters, digits, ".", "_", "-" and "/"').refine((p) => !p.split('/').some((s) => s === '..' || s === '.'), { message: 'must not contain "." or ".." segments' });
+
 export const VllmOptionsSchema = z
   .object({
-    /** What vLLM loads (--model): a Hugging Face id or a path inside the pod; defaults to the stage's checkpoint. */
-    model: z.string().regex(/^[A-Za-z0-9._/:-]+$/, 'must be a model id or path').max(512).optional(),
+    /**
+     * What vLLM loads (--model) instead of the stage's checkpoint: a Hugging Face model id
+     * ("org/name", downloaded into --download-dir) or an absolute path inside the pod, which must lie
+     * under one of the pod's volumes (`volumes[].mountPath` or `modelVolume.mountPath`).
+     */
+    model: z.union([z.string().max(256).regex(HF_MODEL_ID, 'must be a Hugging Face model id such as "Qwen/Qwen2.5-0.5B-Instruct", or an absolute path inside the pod'), podPath]).optional(),
     tensorParallelSize: z.number().int().min(1).max(64).default(1),
     gpuMemoryUtilization: z.number().gt(0, 'must be greater than 0').max(1).default(0.9),
     maxNumSeqs: z.number().int().min(1).max(65_536).optional(),
@@ -94,8 +102,28 @@ export const VllmOptionsSchema = z
     replicas: z.number().int().min(1).max(64).default(1),
     /** Seconds a rollout may make no progress before it counts as failed (Deployment progressDeadlineSeconds). */
     progressDeadlineSeconds: z.number().int().min(5).max(86_400).default(600),
+    /** Old revisions (ReplicaSets) kept for rollback: `tandem deployments rollback --to-revision` reaches this far back. */
+    revisionHistoryLimit: z.number().int().min(1, 'must be at least 1: a failed rollout rolls back to the previous revision').max(100).default(5),
   })
   .strict();
+
+/**
+ * Where the pod reads the checkpoint: a PersistentVolumeClaim holding the same shared filesystem the
+ * worker wrote it to (KServe's `pvc://<claim>/<path>`), mounted read-only. A checkpoint at
+ * `<workerPath>/x/y` is served from `<mountPath>/x/y`.
+ */
+export const ModelVolumeSchema = z
+  .object({
+    claimName: dnsSubdomain,
+    /** The directory inside the claim that `workerPath` is (volumeMounts[].subPath); the claim's root when omitted. */
+    subPath: z.string().max(1024).regex(/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/, 'must be a relative path inside the claim (no leading "/")').refine((p) => !p.split('/').some((s) => s === '..' || s === '.'), { message: 'must not contain "." or ".." segments' }).optional(),
+    /** The same directory as the worker sees it (its shared-filesystem mount): checkpoints must lie under it. */
+    workerPath: podPath,
+    /** Where the pod mounts it (read-only); default /mnt/models, as KServe does. */
+    mountPath: mountPath.default('/mnt/models'),
+  })
+  .strict();
+export type ModelVolume = z.output<typeof ModelVolumeSchema>;
 
 /**
  * Which namespaces, service accounts and priority classes stages may name. A list given by a site's or
@@ -149,6 +177,8 @@ const KubernetesOptionsShape = z
     hostNetwork: refused('hostNetwork is not allowed: the pod would share the node\'s network namespace'),
     hostPID: refused('hostPID is not allowed: the pod would see every process on the node'),
     vllm: VllmOptionsSchema.optional(),
+    /** The shared volume a serving pod reads the stage's checkpoint from (deploy stage). */
+    modelVolume: ModelVolumeSchema.optional(),
   })
   .strict();
 
@@ -165,6 +195,12 @@ export function kubernetesOptionsSchema(policy: KubernetesPolicy = {}) {
       const value = o[field];
       const why = typeof value === 'string' ? policyProblem(kind, value, policy) : undefined;
       if (why) ctx.addIssue({ code: 'custom', path: [field], message: why });
+    }
+    if (o.modelVolume && names.has('model')) ctx.addIssue({ code: 'custom', path: ['volumes'], message: 'a volume named "model" clashes with modelVolume (which Tandem mounts under that name); rename it' });
+    const model = o.vllm?.model;
+    if (model?.startsWith('/')) {
+      const mounts = [...(o.volumes ?? []).map((v) => v.mountPath), ...(o.modelVolume ? [o.modelVolume.mountPath] : [])];
+      if (!mounts.some((m) => model === m || model.startsWith(`${m}/`))) ctx.addIssue({ code: 'custom', path: ['vllm', 'model'], message: `${model} is not under any volume of the pod${mounts.length ? ` (${mounts.join(', ')})` : ''}: no pod could read it; mount a volume there (volumes or modelVolume) or give a Hugging Face model id` });
     }
     for (const [key, value] of Object.entries(o.annotations ?? {})) {
       if (CONFINEMENT_ANNOTATION.test(key) && /unconfined/i.test(value)) ctx.addIssue({ code: 'custom', path: ['annotations', key], message: 'must not be "unconfined": pods keep the runtime\'s default seccomp and AppArmor confinement' });

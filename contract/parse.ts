@@ -77,6 +77,19 @@ export function keyProblems(doc: Document, counter: LineCounter): SpecIssue[] {
   return issues;
 }
 
+/** Alias expansions a Tandem file may use (yaml's default). */
+const MAX_ALIAS_COUNT = 100;
+
+function firstAliasLine(doc: Document, counter: LineCounter): number | undefined {
+  let line: number | undefined;
+  visit(doc, {
+    Alias(_k, node) {
+      if (line === undefined && node.range) line = counter.linePos(node.range[0]).line;
+    },
+  });
+  return line;
+}
+
 /** Validates an already-parsed object (SDK callers). */
 export function validatePipelineSpec(input: unknown, source = 'spec'): PipelineSpec {
   const result = PipelineSpecSchema.safeParse(input);
@@ -98,7 +111,15 @@ export function parseYamlWith<S extends z.ZodType>(schema: S, text: string, sour
   }
   const badKeys = keyProblems(doc, counter);
   if (badKeys.length > 0) throw new SpecError(source, badKeys, what);
-  const value: unknown = doc.toJS();
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (e) {
+    // yaml refuses an alias bomb or an alias without its anchor by throwing, without a position.
+    const raw = (e as Error).message.split('\n')[0]!;
+    const message = /excessive alias count/i.test(raw) ? `YAML aliases expand beyond ${MAX_ALIAS_COUNT} nodes (refused as a resource exhaustion attack)` : `YAML alias: ${raw}`;
+    throw new SpecError(source, [{ path: '', message, line: firstAliasLine(doc, counter) }], what);
+  }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new SpecError(source, [{ path: '', message: `a ${what} must be a mapping ${hint}` }], what);
   }

@@ -146,6 +146,15 @@ export const DeploySchema = z
     retry: RetrySchema.optional(),
     /** Used when the model is served on Kubernetes: vLLM options, image, scheduling. */
     kubernetes: KubernetesOptionsSchema.optional(),
+    /**
+     * The served model endpoint: the Kubernetes Deployment and Service that every run of this pipeline
+     * rolls a new revision out to (default: the pipeline name; "m-<name>" when that starts with a digit).
+     */
+    name: z
+      .string()
+      .max(63, 'must be at most 63 characters (a DNS-1035 label: it names the Deployment and Service)')
+      .regex(/^[a-z]([a-z0-9-]*[a-z0-9])?$/, 'must be a DNS-1035 label: lower-case letters, digits and "-", starting with a letter and ending with a letter or digit (it names the Deployment and Service)')
+      .optional(),
     /** Model id served at /v1/models; defaults to the pipeline name. */
     model: z.string().regex(/^[A-Za-z0-9._/:-]+$/, 'must be a model id such as "org/model-name"').max(128).optional(),
     smokePrompt: z.string().min(1).max(2000).default('Tandem says hello'),
@@ -179,6 +188,11 @@ export const PipelineSpecSchema = z
     const t = spec.stages.train;
     if (t.checkpointEvery > t.steps) {
       ctx.addIssue({ code: 'custom', path: ['stages', 'train', 'checkpointEvery'], message: `must not exceed stages.train.steps (${t.steps})` });
+    }
+    const d = spec.stages.deploy;
+    // The checkpoint is written to the worker's disk: a pod reads it only through a shared volume.
+    if (d.runtime === 'kubernetes' && !d.kubernetes?.modelVolume && !d.kubernetes?.vllm?.model) {
+      ctx.addIssue({ code: 'custom', path: ['stages', 'deploy', 'kubernetes', 'modelVolume'], message: "is required on Kubernetes unless stages.deploy.kubernetes.vllm.model names the model: the checkpoint is on the worker's disk, which no vLLM pod can read; give the PersistentVolumeClaim of the shared filesystem it is on ({claimName, workerPath, subPath?})" });
     }
   });
 

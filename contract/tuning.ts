@@ -11,6 +11,13 @@ export interface PipelineTuning {
   pollMaxMs?: number;
   /** Cross-site failover of the train stage (the worker must serve the recovery activities). */
   failover?: FailoverTuning;
+  /**
+   * A task queue per site: a stage's job at a site named here is submitted, watched and cancelled, and
+   * the checkpoints it wrote verified and catalogued, by the workers polling that queue (they have the
+   * site's backend and see its files); everything else runs on the run's own queue. A site is the one
+   * placement chose (`runtime: auto`), else the runtime a stage is pinned to (`slurm`, `local`, …).
+   */
+  siteQueues?: Record<string, string>;
 }
 
 export interface FailoverTuning {
@@ -43,6 +50,8 @@ export interface CompiledTuning {
   pollMaxMs: number;
   /** Present only when the launcher asked for failover. */
   failover?: CompiledFailover;
+  /** Present only when the launcher named site queues (see PipelineTuning.siteQueues). */
+  siteQueues?: Record<string, string>;
 }
 
 /** Every knob with its default applied (the lease follows the grace window unless set). */
@@ -61,7 +70,10 @@ export function compileTuning(t: PipelineTuning = {}): CompiledTuning {
       maxWaitMs: fo.maxWaitMs ?? d.failover.maxWaitMs,
     };
   }
-  return { heartbeatTimeoutMs: t.heartbeatTimeoutMs ?? d.heartbeatTimeoutMs, pollMaxMs: t.pollMaxMs ?? d.pollMaxMs, failover };
+  const out: CompiledTuning = { heartbeatTimeoutMs: t.heartbeatTimeoutMs ?? d.heartbeatTimeoutMs, pollMaxMs: t.pollMaxMs ?? d.pollMaxMs, failover };
+  // Absent unless asked for, so that a run without site queues compiles to exactly what it did before.
+  if (t.siteQueues && Object.keys(t.siteQueues).length) out.siteQueues = { ...t.siteQueues };
+  return out;
 }
 
 /**
@@ -103,6 +115,10 @@ export function tuningIssues(t: PipelineTuning, worker: WorkerTiming): InputIssu
     const graceMs = t.failover.graceMs ?? TUNING_DEFAULTS.failover.graceMs;
     const problem = leaseProblem(graceMs, t.failover.leaseTtlMs ?? defaultLeaseMs(graceMs));
     if (problem) issues.push({ path: t.failover.leaseTtlMs === undefined ? 'tuning.failover.graceMs' : 'tuning.failover.leaseTtlMs', message: `${problem}; shorten the lease or lengthen the grace window (--failover-grace)` });
+  }
+  if (t.failover && t.siteQueues && Object.keys(t.siteQueues).length) {
+    // Failover reaches every site through the recovery activities of the run's own queue.
+    issues.push({ path: 'tuning.siteQueues', message: 'site queues cannot be combined with tuning.failover, which moves training between sites from the run\'s own task queue; use one or the other' });
   }
   return issues;
 }
@@ -146,5 +162,6 @@ export const pipelineTuningSchema = z
       })
       .strict()
       .optional(),
+    siteQueues: z.record(z.string().min(1, 'a site name must not be empty'), z.string().regex(/^\S+$/, 'a task queue name must be non-empty and contain no whitespace')).optional(),
   })
   .strict();

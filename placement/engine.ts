@@ -8,7 +8,7 @@ import { checkLimits, priceOf, queueOrder, urgent } from './policies.js';
 import { chooseVictims } from './preempt.js';
 import { backfillAllowed, fitsEmpty, reserve, type Reservation } from './reserve.js';
 import { ClusterState, type Allocation } from './state.js';
-import type { Decision, Inventory, JobRequest, Placement, PolicyConfig, SlotAssignment } from './types.js';
+import type { Decision, JobRequest, Placement, PolicyConfig, SlotAssignment } from './types.js';
 import { copyView, holdOnView, liveView, type View } from './view.js';
 
 /** `a`: the booked allocation, whose GPU shares the placement names (an executor binds them). */
@@ -105,10 +105,19 @@ export function schedule(s: ClusterState, queue: JobRequest[], now: number, pol:
       continue;
     }
     if (headBlocked && pol.backfill === 'none') break;
+    const borrowing = lim.borrowing;
     let fit = findFit(s, live, job, pol);
     if (fit && reservations.length && !backfillAllowed(job, fit, now, reservations, false, pol.backfillExtraNodes) && pol.backfillExtraNodes) {
       // The best spot now collides with a reservation: look again with reserved capacity taken out.
       fit = findFit(s, viewWithHolds(s, reservations, now + job.walltime, job, pol), job, pol);
+    }
+    if (borrowing && !fit) {
+      // A borrower takes only capacity that is idle now: it neither preempts nor holds a reservation;
+      // it waits, as the burst limit says, for its tenant's own jobs to free enough (or for idle room).
+      const own = checkLimits(s, { ...pol, borrowing: false }, job, now);
+      const at = own.ok ? now : own.never ? Infinity : own.at;
+      decisions.push({ kind: 'reserve', jobId: job.id, at, reason: 'qos-burst', price: 0, explanation: `held by the ${borrowing.limit.describe}; it may borrow idle capacity past it, and none fits it now` + (Number.isFinite(at) ? `; the tenant's running jobs free enough ${inTime(at - now)}` : '') });
+      continue;
     }
     if (fit) {
       if (reservations.length && !backfillAllowed(job, fit, now, reservations, true, pol.backfillExtraNodes)) {
@@ -124,7 +133,12 @@ export function schedule(s: ClusterState, queue: JobRequest[], now: number, pol:
         price: priceOf(s, pol, job, fit),
         backfilled,
         oversubscribed: fit.oversubscribed,
-        explanation: `start now on ${where(p, s, fit, pol, job)}` + (backfilled ? `; backfilled: it does not delay ${reservations.map((r) => r.jobId).join(', ')}` : '') + (urgent(pol, job, now) ? '; deadline-urgent' : ''),
+        ...(borrowing && { borrowed: true }),
+        explanation:
+          `start now on ${where(p, s, fit, pol, job)}` +
+          (backfilled ? `; backfilled: it does not delay ${reservations.map((r) => r.jobId).join(', ')}` : '') +
+          (urgent(pol, job, now) ? '; deadline-urgent' : '') +
+          (borrowing ? `; borrows idle capacity past the ${borrowing.limit.describe}, reclaimable by preemption` : ''),
       });
       continue;
     }
@@ -169,31 +183,6 @@ export function schedule(s: ClusterState, queue: JobRequest[], now: number, pol:
     const p = describePlacement(s, job, r.fit);
     decisions.push({ kind: 'reserve', jobId: job.id, at: r.at, placement: p, reason: 'resources', price: priceOf(s, pol, job, r.fit), explanation: `reserved from t=${r.at} on ${where(p, s, r.fit, pol, job)} (running jobs end by their estimates)` });
   }
-}
-
-/**
- * The decision for one job against an inventory and what already runs there (the activity's entry).
- * A running job's `gpuIndex` names the GPUs (indices on the node) its GPU units sit on, when known.
- */
-export function decide(inv: Inventory, running: { job: JobRequest; nodes: { node: string; slots: number; gpuIndex?: number[] }[]; start: number }[], job: JobRequest, now: number, pol: PolicyConfig): Decision {
-  const s = new ClusterState(inv);
-  for (const r of running) {
-    const idx = r.nodes.map((n) => s.index.get(n.node));
-    if (idx.some((i) => i === undefined)) continue; // a job on nodes that are no longer in the inventory
-    // What runs is a fact: a share the engine would refuse still counts, as a node-level share, and
-    // GPU indices that do not add up are left to the engine to choose.
-    const { per } = r.job;
-    const j = shareProblem(per) ? { ...r.job, per: { cpus: per.cpus, gpus: per.gpus, memoryMB: per.memoryMB } } : r.job;
-    const slots = r.nodes.map((n) => n.slots);
-    const gpus = r.nodes.every((n) => n.gpuIndex) ? r.nodes.map((n, k) => n.gpuIndex!.map((g) => s.gpuOff[idx[k]!] + g)) : undefined;
-    try {
-      s.allocate(j, idx as number[], slots, r.start, gpus);
-    } catch {
-      s.allocate(j, idx as number[], slots, r.start);
-    }
-  }
-  const d = schedule(s, [job], now, { ...pol, backfill: pol.backfill === 'none' ? 'easy' : pol.backfill }).find((x) => x.jobId === job.id);
-  return d ?? { kind: 'reject', jobId: job.id, reason: 'no-decision', explanation: 'the engine produced no decision for this job' };
 }
 
 export { ClusterState };

@@ -1,8 +1,9 @@
 // Public surface of the pure placement engine (safe to import from workflows).
 export * from './types.js';
 export { ClusterState, type Allocation } from './state.js';
-export { schedule, decide, type PassOptions } from './engine.js';
+export { schedule, type PassOptions } from './engine.js';
 export { findFit, liveView, slotsOn, type Fit, type View } from './fit.js';
 export { demand, dominant, entitlement } from './policies.js';
 export { typicalWorkload } from './fragmentation.js';
 export { duration, explainDecision, inTime, type ExplainOptions } from './explain.js';
+export { LiveCluster, buildState, decide, decideOn, type RunningJob, type ObserveResult } from './live.js';

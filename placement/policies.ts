@@ -62,14 +62,29 @@ export function limitsFor(s: ClusterState, pol: PolicyConfig, job: JobRequest): 
 
 const safe = (u: Usage) => Number.isSafeInteger(u.cpus) && Number.isSafeInteger(u.gpus) && Number.isSafeInteger(u.mem);
 
-export type LimitCheck = { ok: true } | { ok: false; never: boolean; limit: Limit; at: number };
+/**
+ * ok with `borrowing`: only the class's burst limit stands in the way and the job may borrow past it
+ * (mayBorrow): it starts only in capacity that is idle now, and stays reclaimable.
+ */
+export type LimitCheck = { ok: true; borrowing?: { limit: Limit; at: number } } | { ok: false; never: boolean; limit: Limit; at: number };
+
+/** May this job borrow past its burst limit? Only work that loses little when reclaimed. */
+export function mayBorrow(pol: PolicyConfig, job: JobRequest): boolean {
+  return pol.borrowing && job.checkpointable === true && job.preemptible !== false;
+}
 
 /** Checks the job against its limits; when blocked, estimates when the tenant's running jobs free enough. */
 export function checkLimits(s: ClusterState, pol: PolicyConfig, job: JobRequest, now: number): LimitCheck {
   const need = demand(job);
+  let borrowing: { limit: Limit; at: number } | undefined;
   for (const limit of limitsFor(s, pol, job)) {
     const u = add(s.usage(job.tenant), need);
     if (limit.within(u)) continue;
+    // A borrower may run past its burst limit, even one it exceeds on its own, on lent capacity.
+    if (limit.reason === 'qos-burst' && mayBorrow(pol, job)) {
+      borrowing = { limit, at: Infinity };
+      continue;
+    }
     if (!limit.within(need)) return { ok: false, never: true, limit, at: Infinity };
     // Hot on busy clusters (every blocked job walks its tenant's running jobs, earliest end first):
     // one mutable usage and the same subtractions, in the same order, as u − demand(a) each step.
@@ -106,7 +121,41 @@ export function checkLimits(s: ClusterState, pol: PolicyConfig, job: JobRequest,
     }
     return { ok: false, never: false, limit, at };
   }
-  return { ok: true };
+  return borrowing ? { ok: true, borrowing } : { ok: true };
+}
+
+/** Resources (cpus, gpus, mem) in which the tenant holds more than `burst` × its entitlement. */
+function overBurst(s: ClusterState, pol: PolicyConfig, tenant: string, burst: number): [boolean, boolean, boolean] | undefined {
+  const e = entitlement(s, pol, tenant);
+  if (!e) return undefined;
+  const u = s.usage(tenant);
+  const over = (x: number, cap: number) => cap > 0 && x > burst * cap + 1e-9;
+  const r: [boolean, boolean, boolean] = [over(u.cpus, e.cpus), over(u.gpus, e.gpus), over(u.mem, e.mem)];
+  return r[0] || r[1] || r[2] ? r : undefined;
+}
+
+/**
+ * Borrowing's reclaim (Kueue's reclaimWithinCohort) for one job against many victims while the state
+ * stands still; undefined when the job cannot reclaim. A job within its own burst limit (it borrows
+ * nothing itself) may preempt a checkpointable job of another tenant that holds, beyond its own
+ * class's burst, a resource this job asks for: that capacity is lent, and its owners get it back.
+ */
+export function reclaimTest(s: ClusterState, pol: PolicyConfig, job: JobRequest): ((victim: JobRequest) => boolean) | undefined {
+  if (!pol.borrowing || !pol.qos) return undefined;
+  const ej = entitlement(s, pol, job.tenant);
+  if (!ej || dominant(add(s.usage(job.tenant), demand(job)), ej) > QOS_RULES[job.qos].burst + 1e-9) return undefined;
+  const need = demand(job);
+  const known = new Map<string, boolean>();
+  return (victim) => {
+    if (victim.tenant === job.tenant || victim.checkpointable !== true || victim.preemptible === false) return false;
+    const key = `${victim.tenant}\u0000${victim.qos}`;
+    let ok = known.get(key);
+    if (ok === undefined) {
+      const over = overBurst(s, pol, victim.tenant, QOS_RULES[victim.qos].burst);
+      known.set(key, (ok = over !== undefined && ((over[0] && need.cpus > 0) || (over[1] && need.gpus > 0) || (over[2] && need.mem > 0))));
+    }
+    return ok;
+  };
 }
 
 /** QoS guarantee: may this job preempt `victim` because its tenant is below its guarantee and the victim's tenant is borrowing? */
@@ -144,9 +193,18 @@ export function lasQueue(pol: PolicyConfig, job: JobRequest): number {
   return q;
 }
 
+/**
+ * 'srsf''s remaining service: requested walltime × GPUs less the GPU-seconds attained; a CPU-only job
+ * (attained counts GPU-seconds) counts walltime × CPUs.
+ */
+export function remainingService(job: JobRequest): number {
+  if (job.per.gpus > 0) return Math.max(0, job.walltime * job.per.gpus * job.count - (job.attained ?? 0));
+  return job.walltime * job.per.cpus * job.count;
+}
+
 /** Rank for preemption: a job may only displace strictly lower-ranked jobs. */
 export function rank(pol: PolicyConfig, job: JobRequest): number {
-  return pol.order === 'las' ? -lasQueue(pol, job) : job.priority;
+  return pol.order === 'las' ? -lasQueue(pol, job) : pol.order === 'srsf' ? -remainingService(job) : job.priority;
 }
 
 /** Deadline-urgent: it must start within one walltime of now to finish in time. */
@@ -154,11 +212,63 @@ export function urgent(pol: PolicyConfig, job: JobRequest, now: number): boolean
   return pol.deadlines && job.deadline !== undefined && job.deadline - job.walltime - now <= job.walltime;
 }
 
+/** Bounded slowdown's floor (s): a job asking for less counts as this long, as in bsld with τ = 10 s. */
+export const SCORE_TAU = 10;
+
+/**
+ * The 'score' order's priority of a waiting job, higher first: the slowdown it would have if it
+ * started now, (wait + requested) / max(requested, τ), as in highest-response-ratio-next. At arrival
+ * every job scores 1, and short requests climb fastest, so the order is shortest-request-first among
+ * jobs that waited alike (SJF's bsld) while any job's score grows without bound as it waits: a long
+ * or wide job overtakes every newer job once it has waited about as long as it asked to run, so no
+ * job starves (EASY then reserves for it).
+ */
+export function score(job: JobRequest, now: number): number {
+  const r = Math.max(job.walltime, SCORE_TAU);
+  return (Math.max(0, now - job.submit) + r) / r;
+}
+
+/**
+ * Fair-share factor of the 'score' order for a tenant holding dominant share `used` of the cluster
+ * when its fair share is `share` (its weight over the weights of the tenants competing in this pass):
+ * 1 when it runs nothing, 1/2 at its share, 1/(1 + k) at k times it. A tenant's jobs compete by
+ * score × factor, so a heavy user's job needs a proportionally higher score (it has waited
+ * proportionally longer) to go before a light user's: fair share without a starvation cliff.
+ */
+export function shareFactor(used: number, share: number): number {
+  return 1 / (1 + (share > 0 ? used / share : 0));
+}
+
 const cmpId = (a: JobRequest, b: JobRequest) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
-function baseCompare(pol: PolicyConfig, now: number): (a: JobRequest, b: JobRequest) => number {
+/**
+ * The makespan guard's critical jobs (PolicyConfig.makespanGuard): those whose walltime is at least
+ * the drain time of the known work on a resource they use. Requested times only: running jobs count
+ * until their estimated ends, queued jobs for their whole requests.
+ */
+export function criticalJobs(s: ClusterState, queue: JobRequest[], now: number): Set<JobRequest> {
+  let wCpu = 0;
+  let wGpu = 0;
+  for (const a of s.running.values()) {
+    const left = Math.max(0, a.estEnd - now);
+    wCpu += left * a.job.per.cpus * a.job.count;
+    wGpu += left * a.job.per.gpus * a.job.count;
+  }
+  for (const j of queue) {
+    if (s.running.has(j.id)) continue;
+    wCpu += j.walltime * j.per.cpus * j.count;
+    wGpu += j.walltime * j.per.gpus * j.count;
+  }
+  const dCpu = s.totalCpu > 0 ? wCpu / s.totalCpu : 0;
+  const dGpu = s.totalGpu > 0 ? wGpu / s.totalGpu : 0;
+  const out = new Set<JobRequest>();
+  for (const j of queue) if ((j.per.gpus > 0 && j.walltime >= dGpu) || (j.per.cpus > 0 && j.walltime >= dCpu)) out.add(j);
+  return out;
+}
+
+function baseCompare(pol: PolicyConfig, now: number, critical?: Set<JobRequest>): (a: JobRequest, b: JobRequest) => number {
   const lead = (a: JobRequest, b: JobRequest) => Number(urgent(pol, b, now)) - Number(urgent(pol, a, now)) || (pol.deadlines && urgent(pol, a, now) ? (a.deadline ?? 0) - (b.deadline ?? 0) : 0);
-  const tolerant = (a: JobRequest, b: JobRequest) => (pol.order === 'fairshare' || pol.order === 'priority' ? Number(a.delayTolerant ?? false) - Number(b.delayTolerant ?? false) : 0);
+  const tolerant = (a: JobRequest, b: JobRequest) => (pol.order === 'fairshare' || pol.order === 'priority' || pol.order === 'score' ? Number(a.delayTolerant ?? false) - Number(b.delayTolerant ?? false) : 0);
   switch (pol.order) {
     case 'fcfs':
       return (a, b) => lead(a, b) || a.submit - b.submit || cmpId(a, b);
@@ -166,6 +276,19 @@ function baseCompare(pol: PolicyConfig, now: number): (a: JobRequest, b: JobRequ
       return (a, b) => lead(a, b) || a.walltime - b.walltime || a.submit - b.submit || cmpId(a, b);
     case 'las':
       return (a, b) => lead(a, b) || lasQueue(pol, a) - lasQueue(pol, b) || a.submit - b.submit || cmpId(a, b);
+    case 'srsf':
+      return (a, b) => lead(a, b) || remainingService(a) - remainingService(b) || a.submit - b.submit || cmpId(a, b);
+    case 'score': {
+      // Scores are worked out once per pass (now is fixed); ties go to the shorter request, then FCFS.
+      const memo = new Map<JobRequest, number>();
+      const sc = (j: JobRequest) => {
+        let v = memo.get(j);
+        if (v === undefined) memo.set(j, (v = score(j, now)));
+        return v;
+      };
+      const crit = (a: JobRequest, b: JobRequest) => (critical ? Number(critical.has(b)) - Number(critical.has(a)) || (critical.has(a) ? b.walltime - a.walltime : 0) : 0);
+      return (a, b) => lead(a, b) || b.priority - a.priority || tolerant(a, b) || crit(a, b) || sc(b) - sc(a) || a.walltime - b.walltime || a.submit - b.submit || cmpId(a, b);
+    }
     case 'priority':
     case 'fairshare':
       return (a, b) => lead(a, b) || b.priority - a.priority || tolerant(a, b) || a.submit - b.submit || cmpId(a, b);
@@ -178,8 +301,13 @@ function baseCompare(pol: PolicyConfig, now: number): (a: JobRequest, b: JobRequ
  * Returns an iterator so that starts made during the pass move the shares.
  */
 export function* queueOrder(s: ClusterState, pol: PolicyConfig, queue: JobRequest[], now: number): Generator<JobRequest> {
-  const cmp = baseCompare(pol, now);
+  const critical = pol.order === 'score' && pol.makespanGuard ? criticalJobs(s, queue, now) : undefined;
+  const cmp = baseCompare(pol, now, critical);
   const sorted = [...queue].sort(cmp);
+  if (pol.order === 'score' && pol.fairShare) {
+    yield* scoreOrder(s, pol, sorted, now, cmp, critical);
+    return;
+  }
   if (!(pol.order === 'fairshare' && pol.fairShare)) {
     yield* sorted;
     return;
@@ -202,6 +330,45 @@ export function* queueOrder(s: ClusterState, pol: PolicyConfig, queue: JobReques
       // Deadline-urgent and higher-priority work is not held back by fair share.
       const key = (urgent(pol, j, now) ? -2e9 : 0) - j.priority * 1e6 + dominant(s.usage(h.t), total) / weight(h.t);
       if (key < bestKey || (key === bestKey && best && cmp(j, best.list[best.at]) < 0)) {
+        best = h;
+        bestKey = key;
+      }
+    }
+    if (!best) return;
+    yield best.list[best.at++];
+  }
+}
+
+/**
+ * The 'score' order with fair share: each tenant's jobs in score order; the next job is the head with
+ * the highest score × shareFactor of its tenant, with what this pass has started counted (urgent and
+ * higher-priority work first, as everywhere). One tenant: exactly the score order.
+ */
+function* scoreOrder(s: ClusterState, pol: PolicyConfig, sorted: JobRequest[], now: number, cmp: (a: JobRequest, b: JobRequest) => number, critical?: Set<JobRequest>): Generator<JobRequest> {
+  const byTenant = new Map<string, JobRequest[]>();
+  for (const j of sorted) {
+    const l = byTenant.get(j.tenant);
+    if (l) l.push(j);
+    else byTenant.set(j.tenant, [j]);
+  }
+  if (byTenant.size === 1) {
+    yield* sorted;
+    return;
+  }
+  const total = { cpus: s.totalCpu, gpus: s.totalGpu, mem: s.totalMem };
+  const weight = (t: string) => pol.tenants.find((x) => x.name === t)?.weight ?? 1;
+  const sum = [...byTenant.keys()].reduce((a, t) => a + weight(t), 0);
+  const heads = [...byTenant.entries()].map(([t, list]) => ({ t, list, at: 0, share: weight(t) / sum }));
+  for (;;) {
+    let best: (typeof heads)[number] | undefined;
+    let bestKey: [number, number, number, number] = [-1, -Infinity, -1, -Infinity];
+    for (const h of heads) {
+      if (h.at >= h.list.length) continue;
+      const j = h.list[h.at];
+      // A critical job (makespan guard) is not held back by fair share either: it lengthens everyone's schedule.
+      const key: [number, number, number, number] = [Number(urgent(pol, j, now)), j.priority, Number(critical?.has(j) ?? false), score(j, now) * shareFactor(dominant(s.usage(h.t), total), h.share)];
+      const c = key[0] - bestKey[0] || key[1] - bestKey[1] || key[2] - bestKey[2] || key[3] - bestKey[3];
+      if (c > 0 || (c === 0 && best && cmp(j, best.list[best.at]) < 0)) {
         best = h;
         bestKey = key;
       }

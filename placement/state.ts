@@ -228,6 +228,20 @@ class TenantRun {
 
 const NO_PRICE: NodePrice = { cpuHour: 0, gpuHour: 0 };
 
+/**
+ * What changed since `begin()`, so that `rollback()` can put the state back to the last bit: the
+ * first value of every per-node, per-island and per-tenant figure touched, the jobs booked and the
+ * allocations released. Floating sums are restored, not recomputed: (x + c) − c need not be x.
+ */
+interface Journal {
+  nodes: Map<number, [number, number, number]>;
+  islands: Map<number, [number, number]>;
+  tenants: Map<string, Usage | undefined>;
+  totals: [number, number, number];
+  allocated: string[];
+  released: Allocation[];
+}
+
 export class ClusterState {
   readonly n: number;
   readonly ids: string[];
@@ -280,6 +294,9 @@ export class ClusterState {
   freeCpu = 0;
   freeGpu = 0;
   freeMem = 0;
+  private journal: Journal | undefined;
+  /** Allocations on each node: when the last leaves, its use is exactly zero again (no rounding left over). */
+  private readonly jobsOn: Int32Array;
 
   constructor(inv: Inventory) {
     const flat: { node: Inventory['sites'][0]['clusters'][0]['partitions'][0]['nodes'][0]; site: string; cluster: string; part: Inventory['sites'][0]['clusters'][0]['partitions'][0] }[] = [];
@@ -304,6 +321,7 @@ export class ClusterState {
     this.down = new Uint8Array(n);
     this.islandOf = new Int32Array(n);
     this.domainOf = new Int32Array(n);
+    this.jobsOn = new Int32Array(n);
     const islandIdx = new Map<string, number>();
     const domainIdx = new Map<string, number>();
     this.islands = [];
@@ -378,6 +396,7 @@ export class ClusterState {
     if (job.per.gpuMilli !== undefined) this.sharesRunning++;
     this.apply(a, 1);
     this.running.set(job.id, a);
+    this.journal?.allocated.push(job.id);
     if (this.lowest !== undefined && job.priority < this.lowest) this.lowest = job.priority;
     return a;
   }
@@ -386,6 +405,7 @@ export class ClusterState {
     const a = this.running.get(jobId);
     if (!a) return undefined;
     this.running.delete(jobId);
+    this.journal?.released.push(a);
     if (this.lowest !== undefined && !(a.job.priority > this.lowest)) this.lowest = undefined;
     if (a.gpus) {
       const milli = unitMilli(a.job.per);
@@ -421,11 +441,57 @@ export class ClusterState {
     return bound;
   }
 
+  /** Starts recording changes for rollback() (one level: a second begin() restarts the record). */
+  begin(): void {
+    this.journal = { nodes: new Map(), islands: new Map(), tenants: new Map(), totals: [this.freeCpu, this.freeGpu, this.freeMem], allocated: [], released: [] };
+  }
+
+  /** Stops recording and keeps the changes. */
+  commit(): void {
+    this.journal = undefined;
+  }
+
+  /**
+   * Undoes everything since begin(): jobs booked since are released, jobs released since are booked
+   * again on the same nodes and GPUs, and every figure touched gets its first value back.
+   */
+  rollback(): void {
+    const j = this.journal;
+    if (!j) throw new Error('rollback() without begin()');
+    this.journal = undefined;
+    for (let k = j.allocated.length - 1; k >= 0; k--) this.release(j.allocated[k]);
+    for (let k = j.released.length - 1; k >= 0; k--) {
+      const a = j.released[k];
+      if (!this.running.has(a.job.id)) this.allocate(a.job, a.nodes, a.slots, a.start, a.gpus);
+    }
+    for (const [i, [c, g, m]] of j.nodes) {
+      this.usedCpu[i] = c;
+      this.usedGpu[i] = g;
+      this.usedMem[i] = m;
+    }
+    for (const [i, [c, g]] of j.islands) {
+      this.islandFreeCpu[i] = c;
+      this.islandFreeGpu[i] = g;
+    }
+    for (const [t, u] of j.tenants) {
+      if (u) this.tenantUsage.set(t, u);
+      else this.tenantUsage.delete(t);
+    }
+    [this.freeCpu, this.freeGpu, this.freeMem] = j.totals;
+  }
+
   private apply(a: Allocation, sign: 1 | -1): void {
     const { per } = a.job;
+    const j = this.journal;
+    if (j && !j.tenants.has(a.job.tenant)) j.tenants.set(a.job.tenant, this.tenantUsage.get(a.job.tenant));
     let total = 0;
     for (let k = 0; k < a.nodes.length; k++) {
       const i = a.nodes[k];
+      if (j && !j.nodes.has(i)) {
+        j.nodes.set(i, [this.usedCpu[i], this.usedGpu[i], this.usedMem[i]]);
+        const ii = this.islandOf[i];
+        if (!j.islands.has(ii)) j.islands.set(ii, [this.islandFreeCpu[ii], this.islandFreeGpu[ii]]);
+      }
       const s = a.slots[k];
       total += s;
       const c = per.cpus * s;
@@ -436,6 +502,12 @@ export class ClusterState {
       this.usedCpu[i] += sign * c;
       this.usedGpu[i] += sign * g;
       this.usedMem[i] += sign * m;
+      if ((this.jobsOn[i] += sign) === 0) {
+        // Shares that are not binary fractions (0.3 GPU) leave rounding behind; an empty node has none.
+        this.usedCpu[i] = 0;
+        this.usedGpu[i] = 0;
+        this.usedMem[i] = 0;
+      }
       // Aggregates count physical free capacity only (oversubscribed use beyond it frees nothing).
       const dC = Math.max(0, this.capCpu[i] - this.usedCpu[i]) - beforeC;
       const dG = Math.max(0, this.capGpu[i] - this.usedGpu[i]) - beforeG;
@@ -452,11 +524,14 @@ export class ClusterState {
     }
     this.trackTenant(a, sign);
     const u = this.usage(a.job.tenant);
-    this.tenantUsage.set(a.job.tenant, {
-      cpus: u.cpus + sign * per.cpus * total,
-      gpus: u.gpus + sign * per.gpus * total,
-      mem: u.mem + sign * per.memoryMB * total,
-    });
+    // A tenant running nothing uses exactly nothing (as for nodes: no rounding left over).
+    if (sign < 0 && !this.tenantRunning.get(a.job.tenant)?.length) this.tenantUsage.delete(a.job.tenant);
+    else
+      this.tenantUsage.set(a.job.tenant, {
+        cpus: u.cpus + sign * per.cpus * total,
+        gpus: u.gpus + sign * per.gpus * total,
+        mem: u.mem + sign * per.memoryMB * total,
+      });
   }
 
   /** The lowest priority among running jobs (Infinity while none runs; a NaN priority is never lowest). */

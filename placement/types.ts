@@ -130,7 +130,7 @@ interface DecisionBase {
 }
 
 export type Decision =
-  | (DecisionBase & { kind: 'start'; placement: Placement; price: number; backfilled?: boolean; oversubscribed?: boolean })
+  | (DecisionBase & { kind: 'start'; placement: Placement; price: number; backfilled?: boolean; oversubscribed?: boolean; borrowed?: boolean })
   | (DecisionBase & { kind: 'preempt'; placement: Placement; victims: string[]; price: number })
   | (DecisionBase & { kind: 'reserve'; at: number; placement?: Placement; price: number; reason: 'resources' | 'quota' | 'qos-burst' })
   | (DecisionBase & { kind: 'reject'; reason: string });
@@ -143,7 +143,15 @@ export interface TenantSpec {
   quota?: { cpus?: number; gpus?: number; memoryMB?: number };
 }
 
-export type QueueOrder = 'fcfs' | 'sjf' | 'priority' | 'fairshare' | 'las';
+/**
+ * 'srsf': shortest remaining service first, the remaining service being requested walltime × GPUs
+ * (CPUs for CPU-only jobs) minus what the job has attained; with preemption a job displaces only jobs
+ * with strictly more service left (Tiresias' argument for LAS is that durations are unknown; 'srsf'
+ * is for clusters whose requested times are good).
+ * 'score' (the default): fair share across tenants times a size- and age-aware priority, from what a
+ * job asks for (requested walltime), never from what it will really use: see policies.ts `score`.
+ */
+export type QueueOrder = 'fcfs' | 'sjf' | 'priority' | 'fairshare' | 'las' | 'score' | 'srsf';
 
 /**
  * How a job whose slots fit on one node picks that node. 'topology' is the group-then-node fit of
@@ -189,6 +197,20 @@ export interface PolicyConfig {
   /** Least-attained-service queue thresholds in GPU-seconds (Tiresias' discretised queues). */
   lasThresholds: number[];
   tenants: TenantSpec[];
+  /**
+   * Borrowing (Kueue's cohort model): a checkpointable, preemptible job may go past its class's burst
+   * limit into capacity that is idle now (lent by tenants not using their share); a job within its
+   * burst limit that needs a resource some other tenant holds beyond its burst reclaims it at once by
+   * preempting that tenant's checkpointable jobs. Quotas stay hard caps.
+   */
+  borrowing: boolean;
+  /**
+   * The 'score' order's makespan guard: a waiting job whose requested walltime reaches past the time
+   * the known work (running jobs' estimated remainders and every queued request, per resource over
+   * capacity) needs to drain is critical, since every second it waits then lengthens the schedule;
+   * critical jobs go first, longest request first (LPT for the tail).
+   */
+  makespanGuard: boolean;
   /** Single-node packing rule; 'topology' when absent. */
   packing?: Packing;
   /** The workload 'fgd' keeps room for; the caller derives it (e.g. typicalWorkload over a trace). */
@@ -219,7 +241,7 @@ export const OVERSUBSCRIPTION_DEFAULT = { cpu: 1.2, gpu: 1.05 } as const;
 export const PRICE_RULES = { nvlinkSurcharge: 0.2, delayTolerantDiscount: 0.3 } as const;
 
 export const DEFAULT_POLICY: PolicyConfig = {
-  order: 'fairshare',
+  order: 'score',
   quotas: true,
   fairShare: true,
   qos: true,
@@ -234,6 +256,8 @@ export const DEFAULT_POLICY: PolicyConfig = {
   reservationDepth: 32,
   lasThresholds: [3600],
   tenants: [],
+  borrowing: true,
+  makespanGuard: true,
 };
 
 export function policy(overrides: Partial<PolicyConfig> = {}): PolicyConfig {

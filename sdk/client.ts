@@ -1,6 +1,6 @@
 // TandemClient: the typed entry point for data scientists. Specs are validated here, at the
 // boundary, before any workflow starts.
-import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError, type ClientPlugin, type TLSConfig, type WorkflowHandle } from '@temporalio/client';
 import { readFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { parsePipelineSpec, validatePipelineSpec } from '../contract/parse.js';
@@ -9,10 +9,13 @@ import type { JobProgress } from '../contract/outcome.js';
 import type { PipelineResult, PipelineStatus, TimelineEntry } from '../contract/status.js';
 import { validateTuning, type PipelineTuning } from '../contract/tuning.js';
 import type { ResumeInput } from '../workflows/pipeline.js';
-import { SA_PIPELINE, SA_TENANT, TANDEM_SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
+import { SA_PIPELINE, SA_TENANT } from '../contract/search-attributes.js';
 import { checkRunId } from '../contract/run-id.js';
 import { DEFAULTS } from '../config/defaults.js';
-import { loadClientConfig } from '../config/worker.js';
+import { loadClientConfig, loadCodecConfig, type TemporalConnection } from '../config/worker.js';
+import { codecDataConverter } from '../codec/index.js';
+import type { DataConverter } from '@temporalio/common';
+import { registerSearchAttributes, SearchAttributesMissing, isMissingSearchAttribute, type SearchAttributesReport } from './search-attributes.js';
 
 export const DEFAULT_TASK_QUEUE = DEFAULTS.taskQueue;
 
@@ -23,8 +26,26 @@ export interface TandemClientOptions {
   namespace?: string;
   /** Default: tandem (the SDK does not follow TANDEM_TASK_QUEUE; the CLI passes it in). */
   taskQueue?: string;
+  /**
+   * A temporal.toml profile (Temporal's environment configuration); default TEMPORAL_PROFILE, then
+   * "default". The profile and TEMPORAL_* variables give the address, namespace, TLS, API key and
+   * gRPC metadata; the options below override them.
+   */
+  profile?: string;
+  /** The temporal.toml to read the profile from (default TEMPORAL_CONFIG_FILE, then ~/.config/temporalio/temporal.toml). */
+  configFile?: string;
+  /** TLS: `true` for the system's roots, or the server CA, server name and mTLS client certificate. */
+  tls?: TLSConfig | boolean;
+  /** An API key (Temporal Cloud, or a server with an authorizer): sent as a bearer token. */
+  apiKey?: string;
+  /** Extra gRPC metadata on every call. */
+  metadata?: Record<string, string>;
+  /** Client plugins, e.g. the TandemPlugin (payload codec) shared with the worker. */
+  plugins?: ClientPlugin[];
   /** Reuse an existing Temporal client instead of connecting. */
   client?: Client;
+  /** Payload encryption (codec/): default the keys of TANDEM_CODEC_KEYS_FILE / TANDEM_CODEC_KEY, if any. */
+  dataConverter?: DataConverter;
 }
 
 export interface LaunchOptions {
@@ -55,9 +76,14 @@ export async function loadPipelineSpec(path: string): Promise<PipelineSpec> {
   return parsePipelineSpec(text, path);
 }
 
-export class TandemClient {
-  private searchAttributesReady = false;
+/** "Failed to connect" and what the server or TLS layer said beneath it (UNAUTHENTICATED, a bad certificate). */
+function causes(e: unknown): string {
+  const out: string[] = [];
+  for (let x = e as { message?: string; cause?: unknown } | undefined, i = 0; x && i < 4; x = x.cause as typeof x, i++) if (x.message && !out.includes(x.message)) out.push(x.message);
+  return out.join(': ');
+}
 
+export class TandemClient {
   private constructor(
     readonly client: Client,
     readonly taskQueue: string,
@@ -68,33 +94,31 @@ export class TandemClient {
     return this.client.options.namespace;
   }
 
-  /** Registers Tandem's search attributes on servers that lack them (the dev server gets them at start). */
-  async ensureSearchAttributes(): Promise<void> {
-    if (this.searchAttributesReady) return;
-    const { operatorService } = this.client.connection;
-    const existing = await operatorService.listSearchAttributes({ namespace: this.namespace });
-    const missing = TANDEM_SEARCH_ATTRIBUTES.filter((k) => !(k.name in (existing.customAttributes ?? {})));
-    if (missing.length > 0) {
-      await operatorService.addSearchAttributes({
-        namespace: this.namespace,
-        searchAttributes: Object.fromEntries(missing.map((k) => [k.name, 2 /* INDEXED_VALUE_TYPE_KEYWORD */])),
-      });
-    }
-    this.searchAttributesReady = true;
+  /**
+   * Registers Tandem's search attributes in this namespace (`tandem setup`). Servers that refuse it
+   * (Temporal Cloud manages them in its own console and API) get a SearchAttributesMissing error
+   * that says what to register there.
+   */
+  async setup(): Promise<SearchAttributesReport> {
+    return registerSearchAttributes(this.client, this.namespace);
   }
 
   static async connect(opts: TandemClientOptions = {}): Promise<TandemClient> {
     if (opts.client) return new TandemClient(opts.client, opts.taskQueue ?? DEFAULT_TASK_QUEUE);
-    // The environment only fills in what the caller left out (a ConfigError names a bad variable).
-    const env = opts.address !== undefined && opts.namespace !== undefined ? undefined : loadClientConfig();
-    const address = opts.address ?? env!.address;
+    // The environment and the profile fill in what the caller left out (a ConfigError names a bad
+    // variable or profile); explicit options win.
+    const env = loadClientConfig(undefined, { profile: opts.profile, configFile: opts.configFile });
+    const conn: TemporalConnection = { ...env.connection, ...(opts.address !== undefined ? { address: opts.address } : {}) };
+    if (opts.tls !== undefined) conn.tls = opts.tls;
+    if (opts.apiKey !== undefined) conn.apiKey = opts.apiKey;
+    if (opts.metadata !== undefined) conn.metadata = { ...conn.metadata, ...opts.metadata };
     let connection: Connection;
     try {
-      connection = await Connection.connect({ address, connectTimeout: DEFAULTS.connectTimeoutMs });
+      connection = await Connection.connect({ ...conn, connectTimeout: DEFAULTS.connectTimeoutMs });
     } catch (e) {
-      throw new Error(`cannot reach the Temporal server at ${address} (${(e as Error).message}). Start one with \`npm run tandem -- dev\` or set TEMPORAL_ADDRESS.`);
+      throw new Error(`cannot reach the Temporal server at ${conn.address}${conn.tls ? ' (TLS)' : ''} (${causes(e)}). Start one with \`npm run tandem -- dev\`, or set TEMPORAL_ADDRESS (and TEMPORAL_TLS_*, TEMPORAL_API_KEY) or a temporal.toml profile.`);
     }
-    const client = new Client({ connection, namespace: opts.namespace ?? env!.namespace });
+    const client = new Client({ connection, namespace: opts.namespace ?? env.namespace, plugins: opts.plugins, dataConverter: opts.dataConverter ?? codecDataConverter(loadCodecConfig()) });
     return new TandemClient(client, opts.taskQueue ?? DEFAULT_TASK_QUEUE, connection);
   }
 
@@ -118,8 +142,7 @@ export class TandemClient {
       // The run stops itself at the deadline and compensates; the server's timeout only backstops it.
       workflowExecutionTimeout = left + DEADLINE_COMPENSATION_MARGIN_MS;
     }
-    await this.ensureSearchAttributes();
-    const handle = await this.client.workflow.start('hybridPipeline', {
+    const start = () => this.client.workflow.start('hybridPipeline', {
       taskQueue: this.taskQueue,
       workflowId: id,
       args: [{ spec: valid, tuning: opts.tuning, resume: opts.resume }],
@@ -131,7 +154,21 @@ export class TandemClient {
       memo: { tenant: valid.tenant, pipeline: valid.name, qos: valid.qos, ...(opts.resume ? { resumedFrom: opts.resume.from } : {}) },
       ...(opts.once ? { workflowIdConflictPolicy: 'USE_EXISTING' as const, workflowIdReusePolicy: 'REJECT_DUPLICATE' as const } : {}),
     });
-    return new PipelineHandle(handle);
+    // Search attributes are registered once per namespace (`tandem setup`), not on every launch. A
+    // namespace that lacks them gets them here once, where the server permits; otherwise the error
+    // says how to register them.
+    try {
+      return new PipelineHandle(await start());
+    } catch (e) {
+      if (!isMissingSearchAttribute(e)) throw e;
+      try {
+        await this.setup();
+      } catch (setupError) {
+        if (setupError instanceof SearchAttributesMissing) throw setupError;
+        throw new SearchAttributesMissing(this.namespace, (setupError as Error).message);
+      }
+      return new PipelineHandle(await start());
+    }
   }
 
   /** A handle on an existing pipeline run; fails clearly when the id is unknown. */

@@ -3,13 +3,36 @@
 // inspect runs whose workers are gone.
 import type { Payload } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
-import type { PayloadConverter } from '@temporalio/common';
+import type { PayloadCodec, PayloadConverter } from '@temporalio/common';
 import type { JobRef, JobStatus } from '../contract/outcome.js';
 import type { StageName } from '../contract/pipeline.js';
 import type { HybridPipelineInput } from '../workflows/pipeline.js';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 type History = temporal.api.history.v1.IHistory;
+
+/**
+ * The history with every payload decoded by `codecs` (the client's, e.g. the AES-GCM codec), for
+ * reading it: `fetchHistory()` returns payloads as the server stores them. Payloads a codec does not
+ * recognise pass through it unchanged; the argument is not modified.
+ */
+export async function decodeHistoryPayloads(history: History, codecs: readonly PayloadCodec[]): Promise<History> {
+  if (!codecs.length) return history;
+  const isPayload = (v: unknown): v is Payload => !!v && typeof v === 'object' && 'metadata' in v && ('data' in v || Object.keys(v).length === 1);
+  const walk = async (v: unknown): Promise<unknown> => {
+    if (Array.isArray(v)) return Promise.all(v.map(walk));
+    if (!v || typeof v !== 'object' || v instanceof Uint8Array) return v;
+    if (isPayload(v)) {
+      let out: Payload[] = [v];
+      for (const c of [...codecs].reverse()) out = await c.decode(out);
+      return out[0];
+    }
+    const o: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) o[k] = await walk(x);
+    return o;
+  };
+  return (await walk(history)) as History;
+}
 
 /** Activities that exist only to undo a stage's effects. */
 const COMPENSATIONS: Record<string, StageName | undefined> = { withdrawCheckpoint: 'checkpoint', undeployModel: 'deploy' };
@@ -76,7 +99,14 @@ export function analyseHistory(workflowId: string, history: History, converter: 
   const events: HistoryEvent[] = history.events ?? [];
   const decode = (payloads: { payloads?: Payload[] | null } | null | undefined) => {
     const p = payloads?.payloads?.[0];
-    return p ? converter.fromPayload(p) : undefined;
+    if (!p) return undefined;
+    // A payload this converter cannot read (damaged, or encrypted with a codec this process lacks)
+    // is left out of the report rather than failing all of it.
+    try {
+      return converter.fromPayload(p);
+    } catch {
+      return undefined;
+    }
   };
   const started = events[0]?.workflowExecutionStartedEventAttributes;
   const report: RunReport = {

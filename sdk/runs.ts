@@ -11,7 +11,7 @@ import { SA_STAGE, SA_TENANT } from '../contract/search-attributes.js';
 import { parseDuration } from '../contract/duration.js';
 import { checkRunId } from '../contract/run-id.js';
 import type { HybridPipelineInput } from '../workflows/pipeline.js';
-import { analyseHistory, type RunReport } from './history.js';
+import { analyseHistory, decodeHistoryPayloads, type RunReport } from './history.js';
 import type { PipelineHandle, TandemClient } from './client.js';
 
 export const RUN_STATUSES = { failed: 'Failed', running: 'Running', completed: 'Completed', cancelled: 'Canceled', terminated: 'Terminated', 'timed-out': 'TimedOut' } as const;
@@ -79,7 +79,9 @@ export class Runs {
       throw e;
     }
     const history = await this.client.workflow.getHandle(id, desc.runId).fetchHistory();
-    const report = analyseHistory(id, history, this.client.options.loadedDataConverter.payloadConverter);
+    // Encrypted payloads (TANDEM_CODEC_*) are decoded with the client's codec before they are read.
+    const { payloadConverter, payloadCodecs } = this.client.options.loadedDataConverter;
+    const report = analyseHistory(id, await decodeHistoryPayloads(history, payloadCodecs), payloadConverter);
     return { report, history, runId: desc.runId, status: desc.status.name };
   }
 

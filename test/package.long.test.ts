@@ -53,8 +53,9 @@ test("the SDK, the spec, the plugin and the workflows type-check in the consumer
     `import { TandemClient, loadPipelineSpec, Runs, type PipelineHandle } from 'tandem';
 import { TandemClient as SdkClient } from 'tandem/sdk';
 import { validatePipelineSpec, PipelineSpecSchema, type PipelineSpec, type PipelineStatus } from 'tandem/spec';
-import { createTandemWorker, WORKFLOWS_PATH } from 'tandem/plugin';
+import { createTandemWorker, TandemPlugin, WORKFLOWS_PATH } from 'tandem/plugin';
 import type { HybridPipelineInput } from 'tandem/workflows';
+import { Worker } from '@temporalio/worker';
 
 export const spec: PipelineSpec = validatePipelineSpec({ name: 'consumer' });
 export const steps: number = spec.stages.train.steps;
@@ -70,6 +71,10 @@ export async function launch(address: string): Promise<string> {
 }
 export const input: HybridPipelineInput | undefined = undefined;
 export const parts = [PipelineSpecSchema, createTandemWorker, WORKFLOWS_PATH];
+export async function embed(): Promise<Worker> {
+  const plugin = new TandemPlugin({ home: '/tmp/tandem' });
+  return Worker.create({ taskQueue: 'tandem', workflowsPath: WORKFLOWS_PATH, plugins: [plugin] });
+}
 `,
   );
   // Library checks stay on, so Tandem's own declarations are checked too. Two dependencies ship
@@ -81,15 +86,17 @@ export const parts = [PipelineSpecSchema, createTandemWorker, WORKFLOWS_PATH];
   expect(diagnostics.filter((l) => !/^node_modules\/(@temporalio\/common|isomorphic-ws)\//.test(l))).toEqual([]);
 }, 240_000);
 
-test('plain JavaScript imports the SDK and the spec, and a worker from the installed package runs the demo pipeline', async () => {
+test('plain JavaScript imports the SDK and the spec, and a plain Temporal worker with the TandemPlugin from the installed package runs the demo pipeline', async () => {
   writeFileSync(
     join(consumer, 'pipeline.mjs'),
-    `import { createTandemWorker } from 'tandem/plugin';
+    `import { NativeConnection, Worker } from '@temporalio/worker';
+import { TandemPlugin } from 'tandem/plugin';
 import { TandemClient, loadPipelineSpec } from 'tandem';
 import { validatePipelineSpec } from 'tandem/spec';
 const [address, taskQueue, home, id] = process.argv.slice(2);
 console.log('SPEC ' + validatePipelineSpec({ name: 'js' }).stages.train.steps);
-const { worker, connection } = await createTandemWorker({ address, taskQueue, home });
+const connection = await NativeConnection.connect({ address });
+const worker = await Worker.create({ connection, taskQueue, plugins: [new TandemPlugin({ home, registerWorkflows: true })] });
 const running = worker.run();
 const tandem = await TandemClient.connect({ address, taskQueue });
 const spec = await loadPipelineSpec(new URL('./node_modules/tandem/dist/templates/examples/demo-pipeline.yaml', import.meta.url).pathname);
@@ -111,8 +118,8 @@ try {
     const { stdout } = await sh(process.execPath, ['pipeline.mjs', address(), uniqueQueue('package'), home, id], consumer, 180_000);
     expect(stdout).toMatch(/^SPEC \d+$/m);
     const result = JSON.parse(/^RESULT (.*)$/m.exec(stdout)![1]!) as { pipeline: string; checkpoint: { step: number }; completion: string };
-    expect(result).toMatchObject({ pipeline: 'demo', checkpoint: { step: 300 } });
-    expect(result.completion).toMatch(/tandem\/demo-classifier @ step 300/);
+    expect(result).toMatchObject({ pipeline: 'demo', checkpoint: { step: 2000 } });
+    expect(result.completion.trim().length).toBeGreaterThan(0); // text the trained model generated
     // The job programs ran compiled, from the package, with plain node.
     const jobs = join(home, 'jobs');
     const train = readdirSync(jobs).find((n) => n.includes('-train-'))!;

@@ -19,7 +19,7 @@ describe('PipelineSpec', () => {
     const yaml = parsePipelineSpec(readFileSync(DEMO_SPEC, 'utf8'), 'demo.yaml');
     const json = parsePipelineSpec(JSON.stringify(yaml), 'demo.json');
     expect(json).toEqual(yaml);
-    expect(yaml.stages.deploy.model).toBe('tandem/demo-classifier');
+    expect(yaml.stages.deploy.model).toBe('tandem/demo-charlm');
   });
 
   test('bad fields are named with their path and YAML line', () => {

@@ -2,12 +2,16 @@
 // config/worker.ts (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TANDEM_TASK_QUEUE, TANDEM_HOME, Slurm through
 // TANDEM_SLURM_API, TANDEM_SITES_FILE, TANDEM_QUOTAS_FILE, Kubernetes, migration sites; see README,
 // "Configuration"). A bad configuration is reported all at once, without a stack trace.
-import { Runtime, makeTelemetryFilterString } from '@temporalio/worker';
+import { Runtime } from '@temporalio/worker';
 import { createTandemWorker } from './worker.js';
 import { slurmBackend } from '../backends/slurm/index.js';
 import { recoverySites as sitesOf } from '../activities/recovery-sites.js';
 import { loadWorkerConfig } from '../config/worker.js';
 import { CONFIG_EXIT_CODE, ConfigError } from '../config/errors.js';
+import { secretValues } from '../config/worker.js';
+import { announce, configureLogger } from '../observe/log.js';
+import { bindAddress, runtimeOptions } from '../observe/runtime.js';
+import { startMetricsServer } from '../observe/server.js';
 
 function load() {
   try {
@@ -20,16 +24,23 @@ function load() {
 }
 
 const config = load();
-Runtime.install({ telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } } });
+// ---- observability (observe/): the logger (TANDEM_LOG_FORMAT, secrets redacted), /metrics and the SDK's metrics when TANDEM_METRICS_PORT is set
+const logger = configureLogger({ format: config.observe.logFormat, level: config.observe.logLevel ?? 'INFO', secrets: secretValues(process.env, config) });
+const served = config.observe.metrics;
+Runtime.install(runtimeOptions({ logger, sdkMetrics: served ? bindAddress(served.host, served.sdkPort) : undefined }));
+const metricsServer = served ? await startMetricsServer(served) : undefined;
+if (metricsServer) announce(`tandem worker: metrics at ${metricsServer.url}, Temporal SDK metrics at http://${bindAddress(served!.host, served!.sdkPort)}/metrics`);
+// ----
 const { address, home } = config;
 // Slurm through FirecREST or slurmrestd when TANDEM_SLURM_API is set (see README, "Training on Slurm").
 const slurm = config.slurm ? slurmBackend(config.slurm) : undefined;
 const recoverySites = sitesOf(config.sites?.parsed, config.sites?.secrets ?? {});
 const quotas = config.quotas?.parsed;
-const { worker, connection } = await createTandemWorker({ address, namespace: config.namespace, taskQueue: config.taskQueue, home, backends: slurm ? { slurm } : undefined, recoverySites, quotas, cluster: config });
-console.log(`tandem worker: polling task queue "${worker.options.taskQueue}" on ${address}, local runtime state in ${home}${recoverySites.length ? `, failover sites ${recoverySites.map((s) => s.name).join(', ')}` : ''}${quotas ? `, quotas at ${Object.keys(quotas.quotas).join(', ')}` : ''}`);
+const { worker, connection } = await createTandemWorker({ address, connection: config.connection, namespace: config.namespace, taskQueue: config.taskQueue, home, backends: slurm ? { slurm } : undefined, recoverySites, quotas, cluster: config });
+announce(`tandem worker: polling task queue "${worker.options.taskQueue}" on ${address}, local runtime state in ${home}${recoverySites.length ? `, failover sites ${recoverySites.map((s) => s.name).join(', ')}` : ''}${quotas ? `, quotas at ${Object.keys(quotas.quotas).join(', ')}` : ''}`);
 try {
   await worker.run();
 } finally {
   await connection.close();
+  await metricsServer?.close();
 }

@@ -10,7 +10,11 @@ import { DeterminismViolationError } from '@temporalio/workflow';
 import { InputError, type InputIssue } from '../contract/input-error.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { WORKFLOWS_PATH } from './worker.js';
+import { loadCodecConfig } from '../config/worker.js';
+import { codecDataConverter } from '../codec/index.js';
+import type { DataConverter } from '@temporalio/common';
 import type { ReplayProbeSinks } from '../workflows/replay-probe.js';
+import { tandemSinks } from '../observe/sinks.js'; // registered (doing nothing) so the workflows' metric calls are not "unregistered sinks"
 
 export interface ReplayVerdict {
   deterministic: boolean;
@@ -134,7 +138,7 @@ class ReplayTimeout extends Error {}
  * `timeoutMs` bounds the replay itself (not the bundling): a replay that has not finished by then has
  * failed. A replay stalled inside the SDK's replayer cannot be stopped from here; the CLI exits.
  */
-export async function replayHistory(h: temporal.api.history.v1.IHistory, opts: { workflowBundle?: WorkflowBundleWithSourceMap; workflowId?: string; timeoutMs?: number } = {}): Promise<ReplayVerdict> {
+export async function replayHistory(h: temporal.api.history.v1.IHistory, opts: { workflowBundle?: WorkflowBundleWithSourceMap; workflowId?: string; timeoutMs?: number; dataConverter?: DataConverter } = {}): Promise<ReplayVerdict> {
   const workflowType = h.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name ?? 'unknown';
   const events = h.events?.length ?? 0;
   const workflowBundle = opts.workflowBundle ?? (await bundleReplayWorkflows());
@@ -146,7 +150,8 @@ export async function replayHistory(h: temporal.api.history.v1.IHistory, opts: {
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     await Promise.race([
-      Worker.runReplayHistory({ workflowBundle, replayName: 'tandem-replay', sinks }, h, opts.workflowId),
+      // Encrypted histories decode with the codec's keys (TANDEM_CODEC_*), as the worker that wrote them did.
+      Worker.runReplayHistory({ workflowBundle, replayName: 'tandem-replay', sinks: { ...tandemSinks({ record: false }), ...sinks }, dataConverter: opts.dataConverter ?? codecDataConverter(loadCodecConfig()) }, h, opts.workflowId),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new ReplayTimeout()), timeoutMs);
       }),

@@ -14,12 +14,18 @@ import { firecrestSource, kubernetesSource, slurmrestdSource } from '../activiti
 import { createMigrationActivities, type MigrationSiteConfig } from '../activities/migration.js';
 import { createRecoveryActivities } from '../activities/recovery.js';
 import { createKubernetesActivities } from '../activities/kubernetes.js';
+import { activityAuditor } from '../activities/audit.js';
 import { KubeClients } from '../backends/kubernetes/client.js';
 import { KubernetesJobBackend } from '../backends/kubernetes/jobs.js';
 import { KubernetesServingBackend } from '../backends/kubernetes/serving.js';
 import { KubernetesResources } from '../backends/kubernetes/resources.js';
 import { DEFAULTS } from '../config/defaults.js';
-import { loadClusterConfig, type ClusterConfig } from '../config/worker.js';
+import { loadClusterConfig, type ClusterConfig, type TemporalConnection } from '../config/worker.js';
+import { loadAuditConfig, loadCodecConfig } from '../config/worker.js';
+import { codecDataConverter } from '../codec/index.js';
+import type { DataConverter } from '@temporalio/common';
+import { tandemSinks } from '../observe/sinks.js';
+import { observeActivities } from '../observe/interceptor.js';
 
 export const TASK_QUEUE = DEFAULTS.taskQueue;
 // The workflows' entry point for the bundler: the TypeScript source in a checkout, the compiled
@@ -33,6 +39,8 @@ export interface TandemActivityOptions extends ActivityConfig {
 
 export interface TandemWorkerOptions extends TandemActivityOptions {
   address: string;
+  /** TLS, API key and gRPC metadata (config/worker.ts `connection`, from TEMPORAL_* and temporal.toml). */
+  connection?: Omit<TemporalConnection, 'address'>;
   namespace?: string;
   taskQueue?: string;
   /** A prebuilt bundle, in memory or as a file (tests and benchmarks share one); built from workflows/ otherwise. */
@@ -40,6 +48,10 @@ export interface TandemWorkerOptions extends TandemActivityOptions {
   /** Replaces the real activities (workflow tests, benchmarks). */
   activities?: object;
   heartbeatThrottleMs?: number;
+  /** Payload encryption (codec/): default the keys of TANDEM_CODEC_KEYS_FILE / TANDEM_CODEC_KEY, if any. */
+  dataConverter?: DataConverter;
+  /** Metrics (observe/): workflow sinks and the activity interceptor; default true. Served only where an entry point starts observe/server.ts. */
+  observe?: boolean;
 }
 
 export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
@@ -49,15 +61,18 @@ export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
 const quietLogger = { trace() {}, debug() {}, info() {}, warn: (m: string) => console.warn(m), error: (m: string) => console.error(m), log() {} };
 
 export async function createTandemWorker(opts: TandemWorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
-  const connection = await NativeConnection.connect({ address: opts.address });
+  const connection = await NativeConnection.connect({ ...opts.connection, address: opts.address });
   const worker = await Worker.create({
     connection,
     namespace: opts.namespace ?? DEFAULTS.namespace,
     taskQueue: opts.taskQueue ?? TASK_QUEUE,
     workflowBundle: opts.workflowBundle ?? (await bundleWorkflows()),
     activities: opts.activities ?? tandemActivities(opts),
+    dataConverter: opts.dataConverter ?? codecDataConverter(loadCodecConfig()),
     // Heartbeats carry training progress; a short throttle keeps `tandem status` and the CLI bar live.
     maxHeartbeatThrottleInterval: opts.heartbeatThrottleMs ?? DEFAULTS.heartbeatThrottleMs,
+    // Metrics and log attributes (observe/): the workflows' sink calls, activity durations and outcomes.
+    ...(opts.observe === false ? { sinks: tandemSinks({ record: false }) } : { sinks: tandemSinks(), interceptors: { activity: [observeActivities] } }),
   });
   return { worker, connection };
 }
@@ -69,6 +84,7 @@ export async function createTandemWorker(opts: TandemWorkerOptions): Promise<{ w
  */
 export function tandemActivities(opts: TandemActivityOptions): object {
   const { kubernetes: kube, migration } = opts.cluster ?? loadClusterConfig();
+  const audit = opts.audit ?? loadAuditConfig(undefined, { home: opts.home });
   const k8s = kube.cluster ? new KubeClients({ kubeconfigPath: kube.cluster.kubeconfigPath, namespace: kube.namespace }) : undefined;
   const backends = { ...opts.backends };
   // Without a cluster the deploy activities still exist, to fail with a clear, non-retryable reason.
@@ -84,6 +100,7 @@ export function tandemActivities(opts: TandemActivityOptions): object {
     if (kube.stepImage) backends.kubernetes = new KubernetesJobBackend({ clients: k8s, defaultImage: kube.stepImage });
     k8sActivities = createKubernetesActivities({
       serving: new KubernetesServingBackend({ clients: k8s, image: kube.vllmImage, serviceType: kube.serviceType }),
+      audit: activityAuditor(audit),
     });
   }
   // Placement sees the local machine and every configured Slurm site's nodes.
@@ -94,9 +111,9 @@ export function tandemActivities(opts: TandemActivityOptions): object {
     ...(k8s ? [kubernetesSource(k8s)] : []),
   ];
   return {
-    ...createActivities({ ...opts, backends, inventorySources }),
+    ...createActivities({ ...opts, backends, inventorySources, audit }),
     // Failover between Slurm sites, used by pipelines launched with tuning.failover.
-    ...createRecoveryActivities({ home: opts.home, sites: opts.recoverySites ?? [] }), ...createArgoActivities({ home: opts.home, targets: argoTargets, kubernetes: k8s ? new KubernetesResources(k8s) : undefined }), ...k8sActivities, ...createMigrationActivities({ home: opts.home, sites: migrationSites(opts.home, migration) }) };
+    ...createRecoveryActivities({ home: opts.home, sites: opts.recoverySites ?? [], audit }), ...createArgoActivities({ home: opts.home, targets: argoTargets, kubernetes: k8s ? new KubernetesResources(k8s) : undefined, audit }), ...k8sActivities, ...createMigrationActivities({ home: opts.home, sites: migrationSites(opts.home, migration), audit }) };
 }
 
 /**

@@ -7,6 +7,7 @@
 import { allHandlersFinished, condition, continueAsNew, defineQuery, defineUpdate, isCancellation, log, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import { PATCHES } from './pipeline/patches.js';
 import { hasOwn, own } from '../contract/own.js';
+import { observeQuota } from './observe.js';
 
 export interface Amount {
   cpus: number;
@@ -115,10 +116,16 @@ async function releaseClosedHolders(state: LedgerState): Promise<number> {
   for (const [holdId, h] of Object.entries(state.holds)) {
     if (!h.holder || !closed.includes(h.holder)) continue;
     delete state.holds[holdId];
+    publishUsage(state, h.tenant);
     released++;
     log.info('released the quota hold of a closed run', { holdId, holder: h.holder, site: state.site });
   }
   return released;
+}
+
+/** The tenant's usage and quota at this site, for the worker's tandem_quota_* gauges (a sink: no command). */
+function publishUsage(state: LedgerState, tenant: string): void {
+  observeQuota(state.site, tenant, usageOf(state, tenant), own(state.quotas, tenant));
 }
 
 export async function quotaLedger(input: LedgerInput): Promise<never> {
@@ -134,6 +141,7 @@ export async function quotaLedger(input: LedgerInput): Promise<never> {
         state.holds[req.holdId] = { tenant: req.tenant, cpus: req.cpus, gpus: req.gpus, memoryMB: req.memoryMB, ...(req.holder ? { holder: req.holder } : {}) };
         ops++;
       }
+      publishUsage(state, req.tenant);
       return { holdId: req.holdId, usage: usageOf(state, req.tenant) };
     },
     {
@@ -148,6 +156,7 @@ export async function quotaLedger(input: LedgerInput): Promise<never> {
     const hold = own(state.holds, holdId);
     if (hold) delete state.holds[holdId];
     if (hold) ops++;
+    if (hold) publishUsage(state, hold.tenant);
     return hold ? { released: true, hold } : { released: false };
   });
   setHandler(holdsQuery, () => state.holds);
@@ -155,6 +164,9 @@ export async function quotaLedger(input: LedgerInput): Promise<never> {
     const tenants = new Set([...Object.keys(state.quotas), ...Object.values(state.holds).map((h) => h.tenant)]);
     return [...tenants].sort().map((tenant) => ({ tenant, ...usageOf(state, tenant), quota: own(state.quotas, tenant) ?? {} }));
   });
+
+  // A new run (continued as new, or a restarted worker replaying it) states where every tenant stands.
+  for (const tenant of new Set([...Object.keys(state.quotas), ...Object.values(state.holds).map((h) => h.tenant)])) publishUsage(state, tenant);
 
   const newRunDue = () => ops >= maxOps || workflowInfo().continueAsNewSuggested;
   // Ledgers started before reconciliation only wait for their next run (which reconciles).

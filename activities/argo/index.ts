@@ -11,6 +11,7 @@ import { failure } from '../../contract/failures.js';
 import { LocalTarget, unavailable } from './local.js';
 import { slurmJobSpec } from './slurm-job.js';
 import type { ArgoActivityConfig, ExecutionTarget } from './target.js';
+import { activityAuditor, defaultAuditSettings } from '../audit.js';
 
 export type { ArgoActivityConfig, ExecutionTarget } from './target.js';
 export { slurmJobSpec, type SlurmJobSpec } from './slurm-job.js';
@@ -22,6 +23,7 @@ export function createArgoActivities(config: ArgoActivityConfig) {
     return join(config.memoDir ?? join(config.home, 'argo', 'memo'), cache, `${createHash('sha256').update(key).digest('hex')}.json`);
   };
   const targets: Partial<Record<RunPodInput['target'], ExecutionTarget>> = { local, ...config.targets };
+  const audit = activityAuditor(config.audit ?? defaultAuditSettings(config.home));
   return {
     async argoRunPod(input: RunPodInput): Promise<RunPodResult> {
       let target = targets[input.target];
@@ -34,6 +36,8 @@ export function createArgoActivities(config: ArgoActivityConfig) {
       }
       if (!target) throw unavailable(`no ${input.target} execution target is configured on this worker (template ${input.templateName})`);
       const ctx = Context.current();
+      // Recorded before the pod starts (a pod runs to its end inside this activity): what was started, where.
+      await audit({ what: 'job.submitted', where: { runtime: target.name }, details: { template: input.templateName, name: input.jobName, attempt: ctx.info.attempt } });
       const r = await target.run(input, { heartbeat: (d) => ctx.heartbeat(d), sleep: (ms) => ctx.sleep(ms) });
       return note ? { ...r, message: r.message ? `${note}: ${r.message}` : note } : r;
     },
@@ -96,11 +100,20 @@ export function createArgoActivities(config: ArgoActivityConfig) {
       }
       const meta = (obj?.metadata ?? {}) as { name?: string; namespace?: string };
       const ref = obj ? { apiVersion: String(obj.apiVersion), kind: String(obj.kind), namespace: meta.namespace, name: String(meta.name) } : undefined;
+      await audit({ what: `resource.${input.action}`, where: { runtime: 'kubernetes' }, details: { object: ref ?? { namespace: input.namespace } } });
       if (ref && (input.successCondition || input.failureCondition) && input.action !== 'delete') {
         let delay = config.pollInitialMs ?? 50;
         for (;;) {
           if (input.failureCondition && conditionHolds(obj!, input.failureCondition)) {
-            return { phase: 'Failed', message: `failure condition '${input.failureCondition}' met for ${ref.kind} ${ref.name}`, parameters: outputsOf(obj!), resourceName: `${ref.kind.toLowerCase()}/${ref.name}` };
+            // A failed object may lack what the outputs read (a real failed Job has no status.succeeded):
+            // the node's verdict is its failure condition, not a missing output.
+            let parameters: Record<string, string> = {};
+            try {
+              parameters = outputsOf(obj!);
+            } catch {
+              /* no outputs from a failed object */
+            }
+            return { phase: 'Failed', message: `failure condition '${input.failureCondition}' met for ${ref.kind} ${ref.name}`, parameters, resourceName: `${ref.kind.toLowerCase()}/${ref.name}` };
           }
           if (!input.successCondition || conditionHolds(obj!, input.successCondition)) break;
           ctx.heartbeat({ waiting: `${ref.kind}/${ref.name}` });

@@ -1,21 +1,24 @@
 // The local execution target: an Argo pod (container / script / Slurm plugin template) runs as a
-// command on this host through LocalJobBackend (detached, deterministic job names, state in files).
+// command on this host through LocalJobBackend (detached, deterministic job names, state in files),
+// each in a bubblewrap sandbox of its own (./sandbox.ts): its own root, /tmp, working directory and
+// emptyDir volumes under <home>/argo/pods/<job>/, the host read-only, limits applied.
 //
 // The local rule (there is no container runtime here): `image` is ignored; the program is
-// `command` (+ `args`), or `script.command` + the script file. The command's first word must exist
-// on this host (PATH or absolute path); `python` falls back to `python3`. A container without
-// `command` relies on its image's entrypoint, which cannot be known without the image, so it is
-// not runnable locally (RuntimeUnavailable). Relative output paths are relative to the job's
-// directory, which stands in for the image's working directory; an absolute output path is looked
-// up there first (a program that wrote `result.txt` in `/` of its image) and on the host otherwise.
+// `command` (+ `args`), or `script.command` + the script file (staged at /argo/staging/script in the
+// pod, as Argo stages it). The command's first word must exist on this host (PATH or absolute path);
+// `python` falls back to `python3`. A container without `command` relies on its image's entrypoint,
+// which cannot be known without the image, so it is not runnable locally (RuntimeUnavailable). The
+// working directory is `workingDir`, or `/` of the pod (most images' WORKDIR); a path the pod writes
+// is read back from its root or volumes (sandbox.ts `hostPath`).
 import { CancelledFailure, type ApplicationFailure } from '@temporalio/activity';
-import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { delimiter, dirname, isAbsolute, join } from 'node:path';
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
 import { LocalJobBackend, readTail } from '../../backends/local-jobs.js';
 import { jobBaseEnv } from '../../backends/job-env.js';
 import type { RunPodInput, RunPodResult } from '../../argo/lang/types.js';
 import { localArgv } from '../../argo/local-command.js';
 import { failure } from '../../contract/failures.js';
+import { bwrapBinary, cpuCores, hostPath, memoryBytes, sandboxArgs, SandboxUnavailable, shellQuote, type SandboxContainer } from './sandbox.js';
 import { slurmJobSpec, type SlurmJobSpec } from './slurm-job.js';
 import type { ArgoActivityConfig, ExecutionTarget } from './target.js';
 
@@ -35,6 +38,18 @@ done
 exec "$@"
 `;
 
+/** Where a script template's source is in the pod, as Argo stages it. */
+const STAGED_SCRIPT = '/argo/staging/script';
+/** The pod's own bin directory with the srun stand-in (Slurm steps run locally). */
+const SHIM_DIR = '/argo/bin';
+
+/** Why a failed pod may have failed: a limit it was given (RLIMIT_CPU ends it with SIGXCPU, 128+24). */
+function limitHint(input: RunPodInput, exitCode: number | undefined): string {
+  if (exitCode === 152 && input.limits?.cpu !== undefined) return `: CPU time limit reached (limits.cpu ${input.limits.cpu} over the ${(input.timeoutMs ?? 0) / 1000} s deadline)`;
+  if (input.limits?.memory !== undefined) return ` (memory limit ${input.limits.memory})`;
+  return '';
+}
+
 export function unavailable(message: string): ApplicationFailure {
   return failure('RuntimeUnavailable', message);
 }
@@ -48,22 +63,25 @@ export class LocalTarget implements ExecutionTarget {
 
   async run(input: RunPodInput, ctx: { heartbeat(d?: unknown): void; sleep(ms: number): Promise<void> }): Promise<RunPodResult> {
     const dir = this.backend.jobDir(input.jobName);
-    const scriptFile = join(this.cfg.home, 'argo', 'scripts', `${input.jobName}.script`);
+    const podDir = join(this.cfg.home, 'argo', 'pods', input.jobName);
     const job = input.slurm ? slurmJobSpec(input.slurm) : undefined;
     if (input.kind === 'plugin' && job) input = { ...input, source: job.script };
-    const { argv, reason } = localArgv(input, scriptFile);
+    const { argv, reason } = localArgv(input, STAGED_SCRIPT);
     if (!argv) throw unavailable(reason!);
-    const env = { ...input.env, ...(job ? this.slurmEnv(input, job, dir) : {}), ...this.secretEnv(input) };
+    const main = this.mainContainer(input, argv);
+    const layout = { root: join(podDir, 'main', 'root'), volumesDir: join(podDir, 'volumes') };
     const existing = await this.backend.findByName(input.jobName);
     if (!existing) {
+      const env = { ...input.env, ...(job ? this.slurmEnv(input, job, layout.root) : {}), ...this.secretEnv(input) };
+      const command = this.podCommand(input, main, layout, podDir);
       if (input.source !== undefined) {
-        mkdirSync(dirname(scriptFile), { recursive: true });
+        const file = hostPath(main, layout, STAGED_SCRIPT);
+        mkdirSync(dirname(file), { recursive: true });
         // Executable, as Argo's staged script is: `command: [sh, -c]` runs the file by its path.
-        writeFileSync(scriptFile, input.source, { mode: 0o755 });
+        writeFileSync(file, input.source, { mode: 0o755 });
       }
-      for (const a of input.inputArtifacts) this.placeArtifact(a);
-      const withCwd = input.workingDir && existsSync(input.workingDir) ? ['/bin/sh', '-c', 'cd "$0" && exec "$@"', input.workingDir, ...argv] : argv;
-      await this.backend.submit({ name: input.jobName, command: withCwd, env, resources: { nodes: 1, tasksPerNode: 1, cpusPerTask: 1, gpusPerNode: 0, memoryMB: 1024, walltime: '1h' }, walltimeMs: input.timeoutMs ?? 365 * 86_400_000 });
+      for (const a of input.inputArtifacts) this.placeArtifact(a, hostPath(main, layout, a.path));
+      await this.backend.submit({ name: input.jobName, command, env, resources: { nodes: 1, tasksPerNode: 1, cpusPerTask: 1, gpusPerNode: 0, memoryMB: 1024, walltime: '1h' }, walltimeMs: input.timeoutMs ?? 365 * 86_400_000 });
     }
     let delay = this.cfg.pollInitialMs ?? 50;
     for (;;) {
@@ -72,20 +90,17 @@ export class LocalTarget implements ExecutionTarget {
       if (st.state !== 'RUNNING' && st.state !== 'PENDING' && st.state !== 'COMPLETING') {
         const stdout = readTail(join(dir, 'stdout'), 256 * 1024);
         const result = stdout.replace(/\n$/, '');
-        // The job's directory stands in for the image's working directory (`/` in most images): an
-        // absolute path a program wrote relative to its cwd is found there first.
-        const base = (p: string) => (!isAbsolute(p) ? join(dir, p) : existsSync(join(dir, p)) ? join(dir, p) : p);
         const parameters: Record<string, string> = {};
         const artifacts: Record<string, string> = {};
         let missing: string | undefined;
         for (const p of input.outputParameters) {
-          const file = base(p.path);
+          const file = hostPath(main, layout, p.path);
           if (existsSync(file) && statSync(file).isFile()) parameters[p.name] = readFileSync(file, 'utf8').trim();
           else if (p.default !== undefined) parameters[p.name] = p.default;
           else if (st.state === 'COMPLETED') missing = `output parameter ${p.name}: ${p.path} does not exist`;
         }
         for (const a of input.outputArtifacts) {
-          const src = base(a.path);
+          const src = hostPath(main, layout, a.path);
           if (!existsSync(src)) {
             if (!a.optional && st.state === 'COMPLETED') missing = `output artifact ${a.name}: ${a.path} does not exist`;
             continue;
@@ -100,7 +115,15 @@ export class LocalTarget implements ExecutionTarget {
           if (missing) return { phase: 'Error', exitCode: 0, result, parameters, artifacts, message: missing, target: 'local' };
           return { phase: 'Succeeded', exitCode: 0, result, parameters, artifacts, target: 'local' };
         }
-        const message = st.state === 'TIMEOUT' ? 'Pod was active on the node longer than the specified deadline' : st.state === 'FAILED' ? `Error (exit code ${st.exitCode})` : `${st.state}: ${st.reason ?? ''}`;
+        const init = existsSync(join(podDir, 'init-failed')) ? readFileSync(join(podDir, 'init-failed'), 'utf8').trim() : undefined;
+        const message =
+          st.state === 'TIMEOUT'
+            ? 'Pod was active on the node longer than the specified deadline'
+            : init
+              ? `init container ${init} failed (exit code ${st.exitCode})`
+              : st.state === 'FAILED'
+                ? `Error (exit code ${st.exitCode})${limitHint(input, st.exitCode)}`
+                : `${st.state}: ${st.reason ?? ''}`;
         return { phase: st.state === 'FAILED' || st.state === 'TIMEOUT' ? 'Failed' : 'Error', exitCode: st.exitCode, result, parameters, artifacts, message, target: 'local' };
       }
       try {
@@ -113,16 +136,73 @@ export class LocalTarget implements ExecutionTarget {
     }
   }
 
-  private placeArtifact(a: RunPodInput['inputArtifacts'][number]): void {
-    mkdirSync(dirname(a.path), { recursive: true });
-    if (a.raw !== undefined) writeFileSync(a.path, a.raw);
+  /** The main container as the sandbox sees it: its paths, mounts and limits. */
+  private mainContainer(input: RunPodInput, argv: string[]): SandboxContainer {
+    const memory = input.limits?.memory !== undefined ? memoryBytes(input.limits.memory) : undefined;
+    if (input.limits?.memory !== undefined && memory === undefined) throw unavailable(`resources.limits.memory ${input.limits.memory} is not a Kubernetes quantity`);
+    const cores = input.limits?.cpu !== undefined ? cpuCores(input.limits.cpu) : undefined;
+    if (input.limits?.cpu !== undefined && cores === undefined) throw unavailable(`resources.limits.cpu ${input.limits.cpu} is not a Kubernetes quantity`);
+    return {
+      argv,
+      workingDir: input.workingDir,
+      volumeMounts: this.checkedMounts(input, input.volumeMounts ?? []),
+      ownPaths: [...input.outputParameters.map((p) => p.path), ...input.outputArtifacts.map((a) => a.path), ...input.inputArtifacts.map((a) => a.path), ...(input.source !== undefined ? [STAGED_SCRIPT] : []), ...(input.slurm ? [SHIM_DIR] : [])],
+      memoryBytes: memory,
+      // A CPU limit is a rate; over the pod's deadline it bounds the CPU time the pod may use.
+      cpuSeconds: cores !== undefined && input.timeoutMs !== undefined ? Math.max(1, Math.ceil((cores * input.timeoutMs) / 1000)) : undefined,
+    };
+  }
+
+  /**
+   * emptyDir volumes are the pod's; a hostPath volume is this host's directory, as on a node (asked for
+   * by the workflow, as in Kubernetes). Any other kind would silently be an empty directory: refused.
+   */
+  private checkedMounts(input: RunPodInput, mounts: NonNullable<RunPodInput['volumeMounts']>): SandboxContainer['volumeMounts'] {
+    return mounts.map((m) => {
+      const v = input.volumes?.find((x) => x.name === m.name);
+      const kind = v?.kind ?? 'undeclared';
+      if (kind === 'hostPath' && v?.hostPath) return { ...m, hostPath: v.hostPath };
+      if (kind !== 'emptyDir') throw unavailable(kind === 'undeclared' ? `volumeMount ${m.name}: no volume of that name in the template or the workflow` : `volume ${m.name}: ${kind} volumes need Kubernetes (emptyDir and hostPath run on this host)`);
+      return m;
+    });
+  }
+
+  /** The job's command: bwrap for the main container, after the init containers in order when there are any. */
+  private podCommand(input: RunPodInput, main: SandboxContainer, layout: { root: string; volumesDir: string }, podDir: string): string[] {
+    let bwrap: string;
+    try {
+      bwrap = bwrapBinary();
+      const mainArgv = [bwrap, ...sandboxArgs(main, layout)];
+      if (!input.initContainers?.length) return mainArgv;
+      const lines = ['set -u'];
+      for (const [i, c] of input.initContainers.entries()) {
+        const { argv, reason } = localArgv({ kind: 'container', command: c.command, args: c.args, image: c.image }, STAGED_SCRIPT);
+        if (!argv) throw unavailable(`init container ${c.name}: ${reason!}`);
+        const spec: SandboxContainer = { argv, workingDir: c.workingDir, volumeMounts: this.checkedMounts(input, c.volumeMounts), ownPaths: [] };
+        const own = { root: join(podDir, `init-${i}`, 'root'), volumesDir: layout.volumesDir };
+        const q = [bwrap, ...sandboxArgs(spec, own)].map(shellQuote).join(' ');
+        // An init container that fails fails the pod (Init:Error); its output is its own log.
+        lines.push(`${q} >${shellQuote(join(podDir, `init-${i}.log`))} 2>&1 || { rc=$?; printf %s ${shellQuote(c.name)} >${shellQuote(join(podDir, 'init-failed'))}; exit $rc; }`);
+      }
+      lines.push(`exec ${mainArgv.map(shellQuote).join(' ')}`);
+      return ['/bin/sh', '-c', lines.join('\n')];
+    } catch (e) {
+      if (e instanceof SandboxUnavailable) throw unavailable(e.message);
+      throw e;
+    }
+  }
+
+  /** An input artifact at its declared path in the pod (`to`, the host path behind it). */
+  private placeArtifact(a: RunPodInput['inputArtifacts'][number], to: string): void {
+    mkdirSync(dirname(to), { recursive: true });
+    if (a.raw !== undefined) writeFileSync(to, a.raw);
     else if (a.from && existsSync(a.from)) {
-      rmSync(a.path, { recursive: true, force: true });
-      cpSync(a.from, a.path, { recursive: true });
+      rmSync(to, { recursive: true, force: true });
+      cpSync(a.from, to, { recursive: true });
     } else if (!a.optional) throw unavailable(`input artifact ${a.name}: ${a.from ?? '(no source)'} is not in the local artifact store`);
-    if (a.mode !== undefined && existsSync(a.path)) {
+    if (a.mode !== undefined && existsSync(to)) {
       try {
-        chmodSync(a.path, a.mode);
+        chmodSync(to, a.mode);
       } catch {
         /* best effort, as on a read-only volume */
       }
@@ -130,17 +210,14 @@ export class LocalTarget implements ExecutionTarget {
   }
 
   /** What a one-node allocation of the requested shape would set, and the srun stand-in on PATH. */
-  private slurmEnv(input: RunPodInput, job: SlurmJobSpec, dir: string): Record<string, string> {
-    const bin = join(this.cfg.home, 'argo', 'bin');
-    const shim = join(bin, 'srun');
-    if (!existsSync(shim) || readFileSync(shim, 'utf8') !== SRUN_SHIM) {
-      mkdirSync(bin, { recursive: true });
-      writeFileSync(`${shim}.${process.pid}`, SRUN_SHIM, { mode: 0o755 });
-      renameSync(`${shim}.${process.pid}`, shim);
-    }
+  private slurmEnv(input: RunPodInput, job: SlurmJobSpec, root: string): Record<string, string> {
+    // The shim lives in the pod's own root (the host's home may be hidden under its /tmp).
+    const bin = join(root, SHIM_DIR);
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(bin, 'srun'), SRUN_SHIM, { mode: 0o755 });
     return {
       ...job.env,
-      PATH: `${bin}${delimiter}${jobBaseEnv().PATH ?? ''}`,
+      PATH: `${SHIM_DIR}${delimiter}${jobBaseEnv().PATH ?? ''}`,
       SLURM_JOB_ID: input.jobName,
       SLURM_JOB_NAME: job.jobName ?? input.jobName,
       SLURM_JOB_NUM_NODES: String(job.nodes),
@@ -151,7 +228,7 @@ export class LocalTarget implements ExecutionTarget {
       SLURM_GPUS_PER_NODE: String(job.gpusPerNode),
       SLURM_JOB_PARTITION: job.partition ?? 'local',
       SLURM_JOB_NODELIST: 'localhost',
-      SLURM_SUBMIT_DIR: dir,
+      SLURM_SUBMIT_DIR: input.workingDir ?? '/',
       TANDEM_SLURM_FALLBACK: 'local',
     };
   }

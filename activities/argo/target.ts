@@ -1,6 +1,7 @@
 // Where an Argo pod runs (local host, Slurm, Kubernetes) and what the Argo activities are configured with.
 import type { RunPodInput, RunPodResult } from '../../argo/lang/types.js';
 import type { ArgoKubernetes } from './resource.js';
+import type { AuditSettings } from '../audit.js';
 
 /** Where a pod runs. Slurm and Kubernetes targets are provided by their backends when configured. */
 export interface ExecutionTarget {
@@ -27,4 +28,6 @@ export interface ArgoActivityConfig {
   memoDir?: string;
   /** What a Slurm step does when no Slurm target is configured: run on this host (default) or fail. */
   slurmFallback?: 'local' | 'fail';
+  /** The audit log (default <home>/audit.jsonl). */
+  audit?: AuditSettings;
 }

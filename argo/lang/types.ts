@@ -91,6 +91,20 @@ export interface RunPodInput {
   slurmFallback?: 'local' | 'fail';
   /** The template's metadata.annotations (a Kubernetes pod carries them). */
   annotations?: Record<string, string>;
+  /** The pod's volumes its containers mount (the template's and the workflow's `volumes`): name and kind. */
+  volumes?: { name: string; kind: string; hostPath?: string }[];
+  volumeMounts?: PodVolumeMount[];
+  /** Run in order before the main container, in the same pod (its volumes), each with its own filesystem. */
+  initContainers?: { name: string; image?: string; command: string[]; args: string[]; workingDir?: string; volumeMounts: PodVolumeMount[] }[];
+  /** The container's `resources.limits` (Kubernetes quantities). */
+  limits?: { cpu?: string; memory?: string };
+}
+
+export interface PodVolumeMount {
+  name: string;
+  mountPath: string;
+  readOnly?: boolean;
+  subPath?: string;
 }
 
 export interface RunPodResult {

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { LineCounter, parseAllDocuments, isAlias, isCollection, isMap, isNode, isScalar, visit, type Document } from 'yaml';
 import { InputError, formatIssue, formatIssues, type InputIssue } from '../../contract/input-error.js';
+import { keyProblems } from '../../contract/parse.js';
 
 export { formatIssue, formatIssues };
 
@@ -131,8 +132,10 @@ function aliasLine(doc: Document, counter: LineCounter): number | undefined {
   return nested ?? first;
 }
 
+// uniqueKeys off: yaml's own check is quadratic in a mapping's size (a 10k-key mapping took seconds);
+// keyProblems() (contract/parse.ts) does the same check in one pass, with the line, in loadArgoText.
 function parseDocs(text: string, counter: LineCounter) {
-  return parseAllDocuments(text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true, strict: false });
+  return parseAllDocuments(text, { lineCounter: counter, prettyErrors: false, uniqueKeys: false, strict: false });
 }
 
 /** Parses every document of a YAML text; YAML syntax errors come back as issues with lines. */
@@ -156,6 +159,11 @@ export function loadArgoText(text: string, source: string): LoadResult {
   for (const doc of list) {
     if (doc.errors.length > 0) {
       for (const e of doc.errors) out.issues.push({ source, path: '', message: e.message.split('\n')[0]!, line: counter.linePos(e.pos[0]).line });
+      continue;
+    }
+    const badKeys = keyProblems(doc, counter);
+    if (badKeys.length) {
+      out.issues.push(...badKeys.map((i) => ({ ...i, source })));
       continue;
     }
     let value: unknown;

@@ -30,8 +30,26 @@ export function reachableTemplates(spec: Json): Json[] {
   return [...seen.values()];
 }
 
+/** The kind of a volume (`emptyDir`, `secret`, `persistentVolumeClaim`, …): its one key besides `name`. */
+const volumeKind = (v: Json): string => Object.keys(v).find((k) => k !== 'name') ?? 'unknown';
+
+/**
+ * Whether a container's mounts exist on this host: emptyDir volumes (each pod gets its own directory,
+ * activities/argo/sandbox.ts) and hostPath ones (this host's directory); a PVC, Secret or ConfigMap needs Kubernetes.
+ */
+function mountNeeds(mounts: unknown, volumes: Json[], claims: Set<string>): string | undefined {
+  for (const m of arr(mounts)) {
+    const name = String(m.name);
+    if (claims.has(name)) return `volumeMount ${name}: a volumeClaimTemplates PVC needs Kubernetes`;
+    const v = volumes.find((x) => x.name === name);
+    if (!v) return `volumeMount ${name}: no volume of that name in the template or the workflow`;
+    if (volumeKind(v) !== 'emptyDir' && volumeKind(v) !== 'hostPath') return `volume ${name}: ${volumeKind(v)} volumes need Kubernetes (emptyDir and hostPath run on this host)`;
+  }
+  return undefined;
+}
+
 export function whyNotRunnable(spec: Json): string | undefined {
-  if (spec.volumeClaimTemplates || arr(spec.volumes).some((v) => v.persistentVolumeClaim)) return 'needs Kubernetes volumes (PVC)';
+  const claims = new Set(arr(spec.volumeClaimTemplates).map((c) => String((c.metadata as Json | undefined)?.name)));
   for (const a of arr((spec.arguments as Json | undefined)?.artifacts)) {
     const src = REMOTE_ARTIFACTS.find((k) => a[k] !== undefined);
     if (src) return `needs a remote ${src} artifact`;
@@ -73,13 +91,22 @@ export function whyNotRunnable(spec: Json): string | undefined {
       if (src) return `templates.${name}: output artifact to ${src}`;
     }
     for (const a of [...arr((t.inputs as Json | undefined)?.artifacts), ...arr((t.outputs as Json | undefined)?.artifacts)]) {
-      if (typeof a.path === 'string' && /^\/(tmp\/?)?$/.test(a.path)) return `templates.${name}: artifact ${String(a.name)} is the whole ${a.path} directory, which on a shared host is not the pod's own`;
+      // A pod's / is its own root, but the host's directories are bound into it: all of / is not the pod's alone.
+      if (typeof a.path === 'string' && /^\/+$/.test(a.path)) return `templates.${name}: artifact ${String(a.name)} is the whole / directory`;
     }
     for (const p of arr((t.inputs as Json | undefined)?.parameters)) if ((p.valueFrom as Json | undefined)?.configMapKeyRef) return `templates.${name}: input parameter ${String(p.name)} comes from a Kubernetes ConfigMap`;
     const c = (t.container ?? t.script) as Json | undefined;
     if (!c) continue;
     for (const e of arr(c.env)) if ((e.valueFrom as Json | undefined)?.secretKeyRef || (e.valueFrom as Json | undefined)?.configMapKeyRef) return `templates.${name}: needs a Kubernetes Secret/ConfigMap`;
     if (arr(t.sidecars).length) return `templates.${name}: sidecars need a pod network`;
+    const volumes = [...arr(t.volumes), ...arr(spec.volumes)];
+    const mounts = mountNeeds(c.volumeMounts, volumes, claims);
+    if (mounts) return `templates.${name}: ${mounts}`;
+    for (const i of arr(t.initContainers)) {
+      // Init containers run before the main one in the same pod (its volumes; mirrorVolumeMounts: the main container's).
+      const why = mountNeeds(i.volumeMounts, volumes, claims) ?? localArgv({ kind: 'container', command: (i.command as string[] | undefined) ?? [], args: (i.args as string[] | undefined) ?? [], image: i.image as string | undefined, source: '' }, '/dev/null').reason ?? shellNeeds(i);
+      if (why) return `templates.${name}: init container ${String(i.name)}: ${why}`;
+    }
     const r = localArgv({ kind: t.script ? 'script' : 'container', command: (c.command as string[] | undefined) ?? [], args: (c.args as string[] | undefined) ?? [], image: c.image as string | undefined, source: '' }, '/dev/null');
     if (r.reason) return `templates.${name}: ${r.reason}`;
     const why = shellNeeds(c);
@@ -100,7 +127,8 @@ function shellNeeds(c: Json): string | undefined {
   const shell = /(^|\/)(ba|da|z)?sh$/.test(cmd[0] ?? '');
   const text = typeof c.source === 'string' ? c.source : shell && cmd[1] === '-c' ? [...cmd.slice(2), ...((c.args as string[] | undefined) ?? [])].join(' ') : '';
   if (!text || (!shell && typeof c.source === 'string')) return undefined;
-  if (/\b(curl|wget)\b[\s\S]*https?:\/\/(?!localhost|127\.0\.0\.1)/.test(text)) return 'calls a remote URL (curl/wget): needs the network';
+  // Any URL but loopback: a literal host, or one from a variable or parameter (a webhook to fill in).
+  if (/\b(curl|wget)\b/.test(text) && !/\b(curl|wget)\b[^\n]*\b(localhost|127\.0\.0\.1)\b/.test(text)) return 'calls a URL (curl/wget): needs the network';
   const first = /^\s*([A-Za-z0-9_.-]+)(\s|$)/.exec(text.replace(/^(\s*#[^\n]*\n)+/, ''))?.[1];
   if (first && !SHELL_WORDS.has(first) && !/=/.test(first) && !findExecutable(first)) return `${first} (from image ${String(c.image ?? '(none)')}) is not installed on this host`;
   return undefined;

@@ -41,6 +41,12 @@ export class KubeClients {
   }
 }
 
+/** One field the API server refused (metav1.StatusCause), e.g. `spec.template.labels`. */
+export interface KubeCause {
+  field?: string;
+  message: string;
+}
+
 /** A metav1.Status-shaped error, whatever the client threw. */
 export class KubeApiError extends Error {
   constructor(
@@ -48,6 +54,8 @@ export class KubeApiError extends Error {
     readonly reason: string,
     message: string,
     readonly retryAfterSeconds?: number,
+    /** For 422 Invalid: each refused field, as the API server named it. */
+    readonly causes: KubeCause[] = [],
   ) {
     super(message);
     this.name = 'KubeApiError';
@@ -63,7 +71,7 @@ interface StatusBody {
   kind?: string;
   reason?: string;
   message?: string;
-  details?: { retryAfterSeconds?: number; causes?: { field?: string; message?: string }[] };
+  details?: { retryAfterSeconds?: number; causes?: { field?: string; message?: string; reason?: string }[] };
 }
 
 function statusBody(body: unknown): StatusBody | undefined {
@@ -82,11 +90,22 @@ export function kubeError(e: unknown, what: string): KubeApiError {
   if (e instanceof KubeApiError) return e;
   if (e instanceof ApiException) {
     const s = statusBody(e.body);
-    const causes = s?.details?.causes?.map((c) => `${c.field ?? ''}: ${c.message ?? ''}`).join('; ');
-    // Never include the ApiException's own message: it embeds every response header.
-    const msg = `${what}: ${e.code} ${s?.reason ?? ''} ${s?.message ?? ''}${causes ? ` (${causes})` : ''}`.replace(/\s+/g, ' ').trim();
+    // The same refusal can come once per label map the value was copied into: keep each once.
+    const causes: KubeCause[] = [];
+    const seen = new Set<string>();
+    for (const c of s?.details?.causes ?? []) {
+      const cause = { field: c.field || undefined, message: c.message ?? c.reason ?? '' };
+      const key = `${cause.field} ${cause.message}`;
+      if (!seen.has(key)) causes.push(cause);
+      seen.add(key);
+    }
+    // A 422's message repeats every cause after `Kind "name" is invalid:`; the causes alone name the
+    // fields, so they replace it. Never include the ApiException's own message: it embeds every
+    // response header.
+    const detail = causes.length ? `: ${causes.map((c) => (c.field ? `${c.field}: ${c.message}` : c.message)).join('; ')}` : ` ${s?.message ?? ''}`;
+    const msg = `${what}: ${[e.code, s?.reason].filter(Boolean).join(' ')}${detail}`.replace(/\s+/g, ' ').trim();
     const retryAfter = s?.details?.retryAfterSeconds ?? (Number(e.headers?.['retry-after']) || undefined);
-    return new KubeApiError(e.code, s?.reason ?? 'Unknown', msg, retryAfter);
+    return new KubeApiError(e.code, s?.reason ?? 'Unknown', msg, retryAfter, causes);
   }
   const err = e as Error & { statusCode?: number; cause?: Error };
   if (typeof err?.statusCode === 'number') return new KubeApiError(err.statusCode, 'Unknown', `${what}: ${err.statusCode} ${err.message}`);

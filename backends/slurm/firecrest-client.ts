@@ -6,6 +6,7 @@ import type * as T from './firecrest-types.js';
 import { ClientCredentialsTokenSource, type ClientCredentials, type TokenSourceOptions } from './auth.js';
 import { classifyHttp, classifyTransport, withRetries, SlurmApiError, type BackoffPolicy } from './errors.js';
 import { DEFAULTS } from '../../config/defaults.js';
+import { observeSlurmRequest } from '../../observe/metrics.js';
 
 export interface FirecrestOptions {
   /** e.g. https://api.cscs.ch/hpc/firecrest/v2 */
@@ -42,6 +43,7 @@ export class FirecrestClient {
     for (let authAttempt = 1; ; authAttempt++) {
       const token = await this.tokens.token();
       let res: Response<string | Buffer>;
+      const t0 = performance.now(); // metrics
       try {
         this.requests++;
         res = await this.http(path.replace(/^\//, ''), {
@@ -53,8 +55,11 @@ export class FirecrestClient {
           responseType: raw ? 'buffer' : 'text',
         }) as Response<string | Buffer>;
       } catch (e) {
-        throw classifyTransport(method, path, e);
+        const err = classifyTransport(method, path, e);
+        observeSlurmRequest('firecrest', method, path, t0, undefined, err.kind === 'observation');
+        throw err;
       }
+      observeSlurmRequest('firecrest', method, path, t0, res.statusCode, res.statusCode >= 300 && classifyHttp({ method, path, status: res.statusCode }).kind === 'observation');
       if (res.statusCode === 401 && authAttempt === 1) {
         this.tokens.invalidate(token); // expired or revoked under us: one refresh, one retry
         continue;

@@ -7,6 +7,7 @@ import type { SiteApi, SiteJob, SlurmNode } from './site-api.js';
 import { classifyHttp, classifyTransport, withRetries, SlurmApiError, type BackoffPolicy } from './errors.js';
 import { slurmrestdMapping, type SlurmrestdMapping } from './slurmrestd-mapping.js';
 import { DEFAULTS } from '../../config/defaults.js';
+import { observeSlurmRequest } from '../../observe/metrics.js';
 
 export interface SlurmrestdOptions {
   /** unix socket path (rest_auth/local) … */
@@ -44,11 +45,15 @@ export class SlurmrestdClient {
 
   private async call(method: Method, path: string, body?: unknown): Promise<unknown> {
     let res;
+    const t0 = performance.now(); // metrics
     try {
       res = await this.http(`${this.base}${path}`, { method, json: body, responseType: 'text' });
     } catch (e) {
-      throw classifyTransport(method, path, e);
+      const err = classifyTransport(method, path, e);
+      observeSlurmRequest('slurmrestd', method, path, t0, undefined, err.kind === 'observation');
+      throw err;
     }
+    observeSlurmRequest('slurmrestd', method, path, t0, res.statusCode, res.statusCode >= 300 && classifyHttp({ method, path, status: res.statusCode }).kind === 'observation');
     let parsed: unknown;
     try {
       parsed = res.body ? JSON.parse(res.body) : undefined;

@@ -1,8 +1,10 @@
 // Argo conformance, measured: every file of Argo's own examples through `tandem argo lint`; every
 // example this host can run (its interpreters and tools exist, no Kubernetes-only feature, no network)
-// is run on a real Temporal dev server + local worker and must reach the phase Argo reaches: Succeeded,
-// or Failed for examples marked `workflows.argoproj.io/no-test: expected-failure` (label or annotation)
-// and the few listed in EXPECTED; EXCLUDED examples never end or end by chance, and are listed apart.
+// is run on a real Temporal dev server + local worker and must reach the phase Argo's controller
+// reaches, derived from the workflow's content by ./expected-phase.ts (a small model of Argo's steps,
+// DAG and pod semantics, independent of Tandem's interpreter). Examples whose outcome depends on
+// randomness or the clock, or that never end, are excluded by reading their code, with the reason.
+// The `workflows.argoproj.io/no-test` marker only says Argo's own e2e suite skips a file: unused.
 import { execSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +19,8 @@ import { warmSchema } from '../../argo/lint/schema.js';
 import { resolveWorkflow } from '../../argo/resolve.js';
 import { whyNotRunnable } from '../../argo/lint/runnable.js';
 import type { Json } from '../../argo/lint/load.js';
+import { expectedPhase } from './expected-phase.js';
+import { tandemSinks } from '../../observe/sinks.js';
 
 const EXAMPLES = process.env.ARGO_EXAMPLES ?? fileURLToPath(new URL('../../../shared/data/argo-examples', import.meta.url));
 const RUN_TIMEOUT_MS = Number(process.env.ARGO_RUN_TIMEOUT_MS ?? 90_000);
@@ -27,7 +31,10 @@ const files = execSync(`find ${EXAMPLES} -name '*.yaml'`).toString().trim().spli
 // 1. Lint, timed (schema compile included).
 const t0 = performance.now();
 warmSchema();
-const library = new Library().addDirectory(EXAMPLES); // as if the examples' templates were applied to the cluster
+// The template library is the whole example corpus (every directory), whatever subset is measured, as
+// if all of Argo's example templates were applied to the cluster; then Tandem's shipped templates.
+const CORPUS = process.env.ARGO_CORPUS ?? fileURLToPath(new URL('../../../shared/data/argo-examples', import.meta.url));
+const library = new Library().addDirectory(CORPUS).addDirectory(EXAMPLES);
 for (const d of [fileURLToPath(new URL('../../templates/argo', import.meta.url))]) library.addDirectory(d);
 const lint = files.map((f) => ({ file: f, result: lintFile(f, { library }) }));
 const lintMs = performance.now() - t0;
@@ -37,55 +44,30 @@ for (const l of lint.filter((x) => x.result.issues.length)) console.log(`  rejec
 if (lintOnly) process.exit(0);
 
 // 2. Which accepted Workflows can run here, and which phase does Argo reach with each?
-// The expected phase comes from the example's own marker (`workflows.argoproj.io/no-test:
-// expected-failure`, a label or an annotation → Failed); EXPECTED lists the examples whose Argo
-// phase is evidently Failed although they carry no such marker, and EXCLUDED the ones whose phase is
-// not a property of the file (they never end, or end by chance). Both say why.
-const EXPECTED: Record<string, { phase: 'Failed'; why: string }> = {
-  'pod-gc-strategy-with-label-selector.yaml': { phase: 'Failed', why: 'its step `fail` exits 1 without continueOn' },
-  'step-level-timeout.yaml': { phase: 'Failed', why: 'a pod past its timeout is Failed; sleep1 only continues on error' },
-  'retry-conditional.yaml': { phase: 'Failed', why: 'the retried script exits 1 or 2, never 0' },
-};
-const EXCLUDED: Record<string, string> = {
-  'forever.yaml': 'never ends, by design',
-  'exit-handler-slack.yaml': 'needs a Slack webhook filled in: as shipped, curl cannot resolve YOUR_WEBHOOK_URL_HERE (exit 6), on Argo too',
-  'retry-on-error.yaml': 'random outcome: exit code random.choice(range(0, 5)) with 3 attempts succeeds ~49% of runs, on Argo too',
-  'template-defaults.yaml': 'random outcome: random.choice([0, 1, 1]) with 3 attempts (marked expected-failure: "requires interaction")',
-};
 const DURATION_TIMEOUT_MS = Number(process.env.ARGO_DURATION_TIMEOUT_MS ?? 180_000);
-// Examples whose steps hold one mutex in turn: they take the sum of their sleeps (~250 s), as on Argo.
-const SERIALISED = new Set(['synchronization-mutex-tmpl-level.yaml', 'synchronization-db-mutex-tmpl-level.yaml']);
 interface Case { file: string; doc: Json; expected: 'Succeeded' | 'Failed'; why?: string; timeoutMs: number }
 const runnable: Case[] = [];
 const notRunnable: { file: string; reason: string }[] = [];
 const excluded: { file: string; reason: string }[] = [];
+/** Sleeps a run waits through (steps holding one mutex in turn take their sum): a longer bench timeout. */
+const sleepy = (doc: Json) => /\bsleep\s+\d{2,}|time\.sleep\(\d{2,}|synchronization/.test(JSON.stringify(doc));
 for (const l of accepted) {
   for (const d of l.result.documents.filter((x) => x.kind === 'Workflow')) {
-    const rel = relative(EXAMPLES, l.file);
-    if (EXCLUDED[rel]) {
-      excluded.push({ file: l.file, reason: EXCLUDED[rel] });
-      continue;
-    }
     let reason: string | undefined;
+    let spec: Json | undefined;
     try {
-      reason = whyNotRunnable(resolveWorkflow(d.value, library));
+      spec = resolveWorkflow(d.value, library);
+      reason = whyNotRunnable(spec);
     } catch (e) {
       reason = (e as Error).message;
     }
-    const meta = (d.value.metadata ?? {}) as Json;
-    const marks = { ...((meta.labels ?? {}) as Record<string, string>), ...((meta.annotations ?? {}) as Record<string, string>) };
-    const noTest = marks['workflows.argoproj.io/no-test'];
-    const override = EXPECTED[rel];
-    if (reason) notRunnable.push({ file: l.file, reason });
-    else {
-      runnable.push({
-        file: l.file,
-        doc: d.value,
-        expected: override?.phase ?? (noTest === 'expected-failure' ? 'Failed' : 'Succeeded'),
-        why: override ? override.why : noTest === 'expected-failure' ? 'marked expected-failure' : undefined,
-        timeoutMs: noTest === 'duration' || SERIALISED.has(rel) ? DURATION_TIMEOUT_MS * (SERIALISED.has(rel) ? 2 : 1) : RUN_TIMEOUT_MS,
-      });
+    if (reason || !spec) {
+      notRunnable.push({ file: l.file, reason: reason ?? 'does not resolve' });
+      continue;
     }
+    const verdict = expectedPhase(spec);
+    if ('exclude' in verdict) excluded.push({ file: l.file, reason: verdict.exclude });
+    else runnable.push({ file: l.file, doc: d.value, expected: verdict.phase, why: verdict.why, timeoutMs: sleepy(d.value) ? DURATION_TIMEOUT_MS * 2 : RUN_TIMEOUT_MS });
   }
 }
 // Longest first, so the slow ones do not end up last in a lane.
@@ -98,6 +80,7 @@ const server = await startDevServer({ dbFile: join(dir, 'temporal.db'), startTim
 const taskQueue = 'argo-conformance';
 const connection = await NativeConnection.connect({ address: server.address });
 const worker = await Worker.create({
+    sinks: tandemSinks({ record: false }), // workflows/observe.ts calls them; this worker serves no metrics
   connection,
   taskQueue,
   workflowBundle: await bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL('../../workflows/argo/index.ts', import.meta.url)), logger: { trace() {}, debug() {}, info() {}, warn() {}, error: (m: string) => console.error(m), log() {} } }),
@@ -146,7 +129,7 @@ for (const r of results.sort((a, b) => a.file.localeCompare(b.file))) {
   const note = [r.expectedWhy ? `expected: ${r.expectedWhy}` : '', r.ok ? '' : (r.why ?? '')].filter(Boolean).join('; ');
   console.log(`| ${r.file} | ${r.expected} | ${r.got} ${r.ok ? '✓' : '✗'} | ${(r.ms / 1000).toFixed(1)} | ${note.replace(/\|/g, '/').slice(0, 160)} |`);
 }
-console.log(`\nEXCLUDED (${excluded.length}): their phase is not a property of the file`);
+console.log(`\nEXCLUDED (${excluded.length}): their phase is not a property of the file (read from their code)`);
 for (const x of excluded) console.log(`  ${relative(EXAMPLES, x.file)}: ${x.reason}`);
 console.log(`\nNOT RUNNABLE HERE (${notRunnable.length}):`);
 for (const n of notRunnable) console.log(`  ${relative(EXAMPLES, n.file)}: ${n.reason}`);

@@ -5,6 +5,7 @@
 // cannot have). Run: npm run bench:placement-speed
 import { ClusterState, policy, schedule, type Inventory, type JobRequest, type PolicyConfig } from '../../placement/index.js';
 import { loadPhilly, loadSwf } from './traces.js';
+import { measureBatch, measureLive } from './live-speed.js';
 
 function inventory(nodes: number): Inventory {
   const list = Array.from({ length: nodes }, (_, i) => ({
@@ -103,3 +104,22 @@ const missed = atGoal.filter((g) => g.decPerSec < GOAL.decPerSec);
 const fmtRate = (x: number) => Math.round(x).toLocaleString('en');
 console.log(`Goal ≥ ${fmtRate(GOAL.decPerSec)} decisions/s at ${fmtRate(GOAL.nodes)} nodes, per row: ` + atGoal.map((g) => `${g.row}: ${fmtRate(g.decPerSec)} (${g.decPerSec >= GOAL.decPerSec ? 'met' : 'MISSED'})`).join('; '));
 console.log(missed.length ? `goal MISSED (${missed.length} of ${atGoal.length} rows at ${fmtRate(GOAL.nodes)} nodes below ${fmtRate(GOAL.decPerSec)} decisions/s)` : `goal met (all ${atGoal.length} rows at ${fmtRate(GOAL.nodes)} nodes, slowest ${fmtRate(Math.min(...atGoal.map((g) => g.decPerSec)))} decisions/s)`);
+
+// ---------- the live path: one job at a time on a kept state ----------
+const LIVE_GOAL = { decPerSec: 5000, nodes: 10_000 };
+const livePol = configs[1][1];
+console.log(`\nLive path (LiveCluster.place: decide one job on the kept state, book it if it starts, finish the longest-running job), policy: ${configs[1][0]}; 3 × nodes running jobs (estimated ends over 10 h), this machine`);
+console.log('from scratch = decide() building the state from the inventory and every running job per call (what the placement activity did before); batch = one schedule() pass over 5,000 queued jobs on the same state. Live figures after 1,000 untimed warm-up decisions; "cold build" = building the kept state once.');
+console.log('| scenario | nodes | running jobs | GPUs / CPUs busy | live decisions/s | µs per decision | starts / reserves | from scratch decisions/s | live ÷ from scratch | batch pass decisions/s | live ÷ batch | cold build (ms) |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+const liveAtGoal: { row: string; perSec: number }[] = [];
+for (const busy of [false, true]) {
+  for (const nodes of [1000, 10_000, 50_000]) {
+    const m = measureLive(nodes, queue, livePol, nodes >= 50_000 ? 2000 : 5000, nodes >= 50_000 ? 1 : nodes >= 10_000 ? 2 : 5, busy);
+    const b = measureBatch(nodes, queue, livePol, 5000);
+    const row = busy ? 'busy (94% CPUs, 75% GPUs)' : 'shapes as queued';
+    if (nodes === LIVE_GOAL.nodes) liveAtGoal.push({ row, perSec: m.live.perSec });
+    console.log(`| ${row} | ${nodes.toLocaleString('en')} | ${m.running.toLocaleString('en')} | ${(m.gpuBusy * 100).toFixed(0)}% / ${(m.cpuBusy * 100).toFixed(0)}% | ${fmtRate(m.live.perSec)} | ${m.live.usPer.toFixed(0)} | ${m.live.starts} / ${m.live.reserves} | ${m.rebuild.perSec.toFixed(m.rebuild.perSec < 10 ? 2 : 0)} | ×${fmtRate(m.live.perSec / m.rebuild.perSec)} | ${fmtRate(b.perSec)} | ${(m.live.perSec / b.perSec).toFixed(2)} | ${m.buildMs.toFixed(0)} |`);
+  }
+}
+console.log(`Goal ≥ ${fmtRate(LIVE_GOAL.decPerSec)} live decisions/s at ${fmtRate(LIVE_GOAL.nodes)} nodes: ` + liveAtGoal.map((g) => `${g.row}: ${fmtRate(g.perSec)} (${g.perSec >= LIVE_GOAL.decPerSec ? 'met' : 'MISSED'})`).join('; '));

@@ -24,7 +24,9 @@ export interface SwfJob {
  * (MaxNodes nodes of MaxProcs/MaxNodes processors; MaxProcs = MaxNodes when the header omits it).
  */
 export function loadSwf(file = join(TRACES, 'hpc', 'HPC2N-2002-2.2-cln.swf.gz')): { jobs: SwfJob[]; maxProcs: number; maxNodes: number } {
-  const text = gunzipSync(readFileSync(file)).toString('utf8');
+  const raw = readFileSync(file);
+  // gzip or plain, by the magic bytes rather than the name.
+  const text = (raw[0] === 0x1f && raw[1] === 0x8b ? gunzipSync(raw) : raw).toString('utf8');
   let maxProcs = 0;
   let maxNodes = 0;
   const jobs: SwfJob[] = [];

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { createArgoActivities } from '../../activities/argo/index.js';
 import { address, tempDir, uniqueQueue } from '../helpers.js';
+import { tandemSinks } from '../../observe/sinks.js';
 
 function tandem(args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
   return new Promise((resolve) => {
@@ -35,6 +36,7 @@ test('argo submit --watch prints the node tree with phases; -p reaches the workf
   const taskQueue = uniqueQueue('argo-cli');
   const connection = await NativeConnection.connect({ address: address() });
   const worker = await Worker.create({
+    sinks: tandemSinks({ record: false }), // workflows/observe.ts calls them; this worker serves no metrics
     connection,
     taskQueue,
     workflowBundle: await bundleWorkflowCode({ workflowsPath: join(process.cwd(), 'workflows/argo/index.ts'), logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } }),

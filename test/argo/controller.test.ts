@@ -174,6 +174,8 @@ kind: Workflow
 metadata: {generateName: daemon-scope-}
 spec:
   entrypoint: main
+  # Pods have their own filesystems: the heartbeat file lives in a host directory mounted into them.
+  volumes: [{name: beat, hostPath: {path: "${dir}"}}]
   templates:
   - name: main
     steps:
@@ -185,12 +187,12 @@ spec:
     - - {name: client, template: wait-beat}
   - name: server
     daemon: true
-    container: {image: alpine, command: [sh, -c, "while true; do date +%s%N > ${beat}; sleep 0.2; done"]}
+    container: {image: alpine, command: [sh, -c, "while true; do date +%s%N > ${beat}; sleep 0.2; done"], volumeMounts: [{name: beat, mountPath: "${dir}"}]}
   - name: wait-beat
-    container: {image: alpine, command: [sh, -c, "for i in $(seq 1 100); do test -s ${beat} && exit 0; sleep 0.2; done; exit 1"]}
+    container: {image: alpine, command: [sh, -c, "for i in $(seq 1 100); do test -s ${beat} && exit 0; sleep 0.2; done; exit 1"], volumeMounts: [{name: beat, mountPath: "${dir}"}]}
   - name: check
     # The daemon's heartbeat file stops changing once it is stopped; give it 30 s.
-    container: {image: alpine, command: [sh, -c, "for i in $(seq 1 30); do a=$(cat ${beat}); sleep 1; b=$(cat ${beat}); if [ \\"$a\\" = \\"$b\\" ]; then echo stopped; exit 0; fi; done; echo running"]}
+    container: {image: alpine, command: [sh, -c, "for i in $(seq 1 30); do a=$(cat ${beat}); sleep 1; b=$(cat ${beat}); if [ \\"$a\\" = \\"$b\\" ]; then echo stopped; exit 0; fi; done; echo running"], volumeMounts: [{name: beat, mountPath: "${dir}"}]}
 `);
   expect(st.phase).toBe('Succeeded');
   const n = byDisplay(st);

@@ -5,6 +5,7 @@ import { NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker
 import { createArgoActivities, type ArgoActivityConfig } from '../../activities/argo/index.js';
 import { ArgoClient } from '../../argo/client.js';
 import { address, tempDir, uniqueQueue } from '../helpers.js';
+import { tandemSinks } from '../../observe/sinks.js';
 
 const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
 
@@ -13,6 +14,7 @@ export async function startArgoHarness(name: string, config: Partial<ArgoActivit
   const home = tempDir(`${name}-home`);
   const connection = await NativeConnection.connect({ address: address() });
   const worker = await Worker.create({
+    sinks: tandemSinks({ record: false }), // workflows/observe.ts calls them; this worker serves no metrics
     connection,
     taskQueue,
     workflowBundle: await bundleWorkflowCode({ workflowsPath: join(process.cwd(), 'workflows/argo/index.ts'), logger: quiet }),

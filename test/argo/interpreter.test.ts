@@ -1,7 +1,7 @@
 // The Argo interpreter on the real Temporal dev server, running real shell commands through the
 // local target: steps, dag/depends, loops, when, outputs, retryStrategy, suspend/resume, onExit.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ArgoClient, prepare } from '../../argo/client.js';
 import { ArgoValidationError } from '../../argo/lint/load.js';
 import { tempDir, waitFor } from '../helpers.js';
@@ -160,6 +160,8 @@ metadata: {generateName: memo-}
 spec:
   entrypoint: main
   arguments: {parameters: [{name: who, value: world}]}
+  # Pods have their own filesystems: the run counter lives in a host directory mounted into them.
+  volumes: [{name: counter, hostPath: {path: "${dirname(counter)}"}}]
   templates:
   - name: main
     steps:
@@ -170,6 +172,7 @@ spec:
     script:
       image: alpine
       command: [sh]
+      volumeMounts: [{name: counter, mountPath: "${dirname(counter)}"}]
       source: |
         echo run >> ${counter}
         echo "hello {{inputs.parameters.who}} $(wc -l < ${counter})"

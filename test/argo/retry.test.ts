@@ -21,6 +21,8 @@ metadata: {generateName: retry-dag-}
 spec:
   entrypoint: main
   arguments: {parameters: [{name: dir, value: "${dir}"}]}
+  # Pods have their own filesystems: the run counters live in a host directory mounted into them.
+  volumes: [{name: counters, hostPath: {path: "${dir}"}}]
   templates:
   - name: main
     dag:
@@ -34,6 +36,7 @@ spec:
     script:
       image: alpine
       command: [sh]
+      volumeMounts: [{name: counters, mountPath: "${dir}"}]
       source: |
         echo run >> "{{workflow.parameters.dir}}/{{inputs.parameters.id}}"
         echo "{{inputs.parameters.id}}-$(wc -l < "{{workflow.parameters.dir}}/{{inputs.parameters.id}}" | tr -d ' ')"
@@ -42,6 +45,7 @@ spec:
     script:
       image: alpine
       command: [sh]
+      volumeMounts: [{name: counters, mountPath: "${dir}"}]
       source: |
         echo "{{inputs.parameters.model}}" >> "{{workflow.parameters.dir}}/deploy"
         [ -f "{{workflow.parameters.dir}}/ok" ] || { touch "{{workflow.parameters.dir}}/ok"; exit 1; }

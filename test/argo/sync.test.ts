@@ -3,7 +3,7 @@
 // overlap, a ConfigMap semaphore admits exactly its limit at once, a run stopped while waiting
 // leaves the lock's queue, and Argo's own synchronization examples run to Succeeded.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ArgoClient, prepare } from '../../argo/client.js';
 import type { LockState } from '../../workflows/argo/lock.js';
@@ -27,7 +27,8 @@ const ns = () => `t${randomBytes(3).toString('hex')}`;
 
 /** A step that logs `<ns-time> start|end <label>` around a sleep: the holder's real critical section. */
 const critical = (log: string, seconds: number, label = '{{workflow.name}}-{{pod.name}}') =>
-  `{image: alpine, command: [sh, -c], args: ['echo "$(date +%s%N) start ${label}" >> ${log}; sleep ${seconds}; echo "$(date +%s%N) end ${label}" >> ${log}']}`;
+  // Pods have their own filesystems: the log's directory is a hostPath volume of the template (the line after `container:`).
+  `{image: alpine, command: [sh, -c], args: ['echo "$(date +%s%N) start ${label}" >> ${log}; sleep ${seconds}; echo "$(date +%s%N) end ${label}" >> ${log}'], volumeMounts: [{name: log, mountPath: "${dirname(log)}"}]}\n    volumes: [{name: log, hostPath: {path: "${dirname(log)}"}}]`;
 
 function intervals(log: string): { label: string; start: number; end: number }[] {
   const by = new Map<string, { label: string; start: number; end: number }>();

@@ -12,6 +12,7 @@ import { resolveWorkflow } from '../../argo/resolve.js';
 import { whyNotRunnable } from '../../argo/lint/runnable.js';
 import type { ArgoNode, ArgoStatus } from '../../argo/lang/types.js';
 import { address, tempDir, uniqueQueue } from '../helpers.js';
+import { tandemSinks } from '../../observe/sinks.js';
 
 const TEMPLATES = join(process.cwd(), 'templates/argo');
 const WORKFLOWS = join(process.cwd(), 'workflows/argo/index.ts');
@@ -23,6 +24,7 @@ const runs: string[] = [];
 async function startWorker(opts: { slurmFallback?: 'local' | 'fail' } = {}): Promise<ArgoClient> {
   const taskQueue = uniqueQueue('argo-tmpl');
   const worker = await Worker.create({
+    sinks: tandemSinks({ record: false }), // workflows/observe.ts calls them; this worker serves no metrics
     connection,
     taskQueue,
     workflowBundle: bundle,

@@ -21,10 +21,37 @@ import { fakeSite } from '../migration/fake-site.js';
 import { MigrationPlanSchema } from '../../contract/migration.js';
 import type { PipelineTuning } from '../../contract/tuning.js';
 import { parseQuotasFile } from '../../contract/quotas.js';
+import type { PipelineSpecInput } from '../../contract/pipeline.js';
+import type { KubernetesDeployInput } from '../../activities/kubernetes.js';
+import { failure } from '../../contract/failures.js';
 
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
-const scenarios: Record<string, FakeScript & { tuning?: PipelineTuning; deadlineInMs?: number }> = {
+// The deploy stage on Kubernetes (PATCHES.servingEndpoint): scripted serving activities, a new
+// revision of the pipeline's endpoint rolled out, gated, and (failGate) rolled back to the one before.
+const K8S_DEPLOY: PipelineSpecInput['stages'] = { deploy: { runtime: 'kubernetes', name: 'recorded-endpoint', kubernetes: { modelVolume: { claimName: 'tandem-home', workerPath: '/ckpt' } } } };
+function scriptedServing(failGate: boolean) {
+  const rev = (input: KubernetesDeployInput) => ({ namespace: 'tandem', name: input.name, model: input.model, checkpoint: input.checkpoint, generation: 2, templateHash: 'recorded', previousRevision: '1', previousTemplateHash: 'before', adopted: false, run: input.run, created: false });
+  const deployment = { runtime: 'kubernetes' as const, name: 'recorded-endpoint', endpoint: 'http://127.0.0.1:1', model: 'recorded', checkpoint: '/ckpt/step-00000010', adopted: false };
+  return {
+    async k8sApplyServing(input: KubernetesDeployInput) {
+      return rev(input);
+    },
+    async k8sAwaitRollout() {
+      return deployment;
+    },
+    async k8sGateServing() {
+      if (failGate) throw failure('GateFailed', 'failed gate "models" (/v1/models answered 200 listing [])');
+      return { completion: 'recorded completion', models: ['recorded'] };
+    },
+    async k8sRollbackServing() {
+      return { action: 'rolled-back', toRevision: '1', deployment };
+    },
+  };
+}
+const scenarios: Record<string, FakeScript & { tuning?: PipelineTuning; deadlineInMs?: number; stages?: PipelineSpecInput['stages']; kubernetes?: ReturnType<typeof scriptedServing> }> = {
+  'hybridPipeline-kubernetes-deploy': { stages: K8S_DEPLOY, kubernetes: scriptedServing(false) },
+  'hybridPipeline-kubernetes-gate-fails': { stages: K8S_DEPLOY, kubernetes: scriptedServing(true) },
   'hybridPipeline-happy': {},
   'hybridPipeline-train-retry': { jobStates: { train: ['NODE_FAIL', 'COMPLETED'] } },
   'hybridPipeline-deploy-gate-fails': { failGate: true },
@@ -146,11 +173,11 @@ try {
     if (!wanted(name)) continue;
     const fake = fakeActivities(script);
     const taskQueue = `record-${name}`;
-    const { worker, connection } = await createTandemWorker({ address: server.address, taskQueue, home: dir, activities: fake.acts });
+    const { worker, connection } = await createTandemWorker({ address: server.address, taskQueue, home: dir, activities: { ...fake.acts, ...script.kubernetes } });
     const tandem = await TandemClient.connect({ address: server.address, taskQueue });
     await worker.runUntil(async () => {
       const deadline = script.deadlineInMs ? new Date(Date.now() + script.deadlineInMs).toISOString() : undefined;
-      const h = await tandem.launch(validatePipelineSpec({ name: 'recorded', retry: { initialInterval: '100ms' }, ...(deadline ? { deadline } : {}) }), { id: name, tuning: script.tuning });
+      const h = await tandem.launch(validatePipelineSpec({ name: 'recorded', retry: { initialInterval: '100ms' }, ...(deadline ? { deadline } : {}), ...(script.stages ? { stages: script.stages } : {}) }), { id: name, tuning: script.tuning });
       await h.result().catch(() => undefined);
       const history = await h.workflow.fetchHistory();
       save(name, history, name);

@@ -25,7 +25,8 @@ const deployOn = (behaviour: string, readinessTimeout = '20s') => ({
   runtime: 'kubernetes' as const,
   model: 'tandem/sentiment',
   readinessTimeout,
-  kubernetes: { annotations: { 'fake.tandem.dev/vllm': behaviour, 'fake.tandem.dev/boot-ms': '150' }, vllm: { progressDeadlineSeconds: 30 } },
+  // The pods read the checkpoint from the worker's home, shared with them through a claim.
+  kubernetes: { annotations: { 'fake.tandem.dev/vllm': behaviour, 'fake.tandem.dev/boot-ms': '150' }, modelVolume: { claimName: 'tandem-home', workerPath: home }, vllm: { progressDeadlineSeconds: 30 } },
 });
 
 test('trains locally and serves on Kubernetes behind the readiness gates', async () => {
@@ -35,19 +36,19 @@ test('trains locally and serves on Kubernetes behind the readiness gates', async
   expect(result.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
   expect(result.completion.length).toBeGreaterThan(0);
   const deployments = cluster.api.store.list('deployments', cluster.namespace);
-  expect(deployments.map((d) => d.metadata?.name)).toEqual(['test-k8s-pipe-ok']);
+  expect(deployments.map((d) => d.metadata?.name)).toEqual(['test']); // the pipeline's endpoint, not the run's
   expect(new LocalServingBackend(home).list()).toEqual([]); // nothing served locally
   const st = await h.status();
   expect(st.stages.deploy).toMatchObject({ status: 'completed', runtime: 'kubernetes' });
 });
 
-test('a model that fails the /v1/models gate is rolled back and the pipeline fails naming the gate', async () => {
+test('a next run whose model fails the /v1/models gate is rolled back to the first run\'s revision; the pipeline fails naming the gate', async () => {
   const h = await w.tandem.launch(spec({ stages: { train: { steps: 20, checkpointEvery: 10 }, deploy: deployOn('wrong-model', '4s') } }), { id: 'k8s-pipe-bad', tuning: { pollMaxMs: 300 } });
   const err = (await h.result().catch((e: unknown) => e)) as WorkflowFailedError;
   expect(err).toBeInstanceOf(WorkflowFailedError);
   expect(err.cause?.message).toMatch(/stage deploy failed: .*gate "models"/);
   const tl = await h.timeline();
-  expect(tl.filter((e) => e.kind === 'compensation').map((e) => e.message)).toEqual([expect.stringMatching(/^rolled back test-k8s-pipe-bad to its previous revision/), expect.stringMatching(/^withdraw checkpoint step 20/)]);
-  // A first revision has nothing to roll back to: nothing of it is left.
-  expect(cluster.api.store.list('deployments', cluster.namespace).map((d) => d.metadata?.name)).not.toContain('test-k8s-pipe-bad');
+  expect(tl.filter((e) => e.kind === 'compensation').map((e) => e.message)).toEqual(['rolled back test to revision 1, which served before', expect.stringMatching(/^withdraw checkpoint step 20/)]);
+  const [d] = cluster.api.store.list('deployments', cluster.namespace);
+  expect((d!.spec as { template: { metadata: { annotations: Record<string, string> } } }).template.metadata.annotations['tandem.dev/run']).toBe('k8s-pipe-ok');
 });

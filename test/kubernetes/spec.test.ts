@@ -1,4 +1,4 @@
-// stages.<stage>.kubernetes: defaults, and refusals that name the field and say why.
+// [no cluster] stages.<stage>.kubernetes: defaults, and refusals that name the field and say why.
 import { KubernetesOptionsError, parseKubernetesOptions } from '../../contract/kubernetes.js';
 import { validatePipelineSpec } from '../../contract/parse.js';
 import { InputError } from '../../contract/input-error.js';

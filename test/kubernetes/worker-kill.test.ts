@@ -35,7 +35,7 @@ test('worker killed during a rollout: the next worker resumes watching; one Depl
     const h = await client.workflow.start<typeof kubernetesDeploy>('kubernetesDeploy', {
       taskQueue: queue,
       workflowId: `k8s-kill-${queue}`,
-      args: [{ deploy: { runKey: 'kill', pipeline: 'sentiment', name: 'svc-kill', model: 'tandem/sentiment', checkpoint: '/ckpt/kill', kubernetes: { annotations: { 'fake.tandem.dev/boot-ms': '4000' }, vllm: { progressDeadlineSeconds: 300 } } }, prompt: 'hi', gateTimeoutMs: 5000, heartbeatTimeoutMs: 1500 }],
+      args: [{ deploy: { runKey: 'kill', pipeline: 'sentiment', name: 'svc-kill', model: 'tandem/sentiment', checkpoint: '/ckpt/kill', kubernetes: { annotations: { 'fake.tandem.dev/boot-ms': '4000' }, modelVolume: { claimName: 'ckpt', workerPath: '/ckpt', mountPath: '/ckpt' }, vllm: { progressDeadlineSeconds: 300 } } }, prompt: 'hi', gateTimeoutMs: 5000, heartbeatTimeoutMs: 1500 }],
     });
     // The first worker is inside k8s_await_rollout: its watch on the Deployment is open.
     await waitFor('the rollout watch', () => cluster.api.openWatches('deployments') > 0 || undefined, 60_000, 20);

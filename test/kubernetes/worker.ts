@@ -6,6 +6,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeClients } from '../../backends/kubernetes/client.js';
 import { KubernetesServingBackend } from '../../backends/kubernetes/serving.js';
 import { createKubernetesActivities } from '../../activities/kubernetes.js';
+import { tandemSinks } from '../../observe/sinks.js';
 
 export const K8S_WORKFLOWS = fileURLToPath(new URL('./workflows.ts', import.meta.url));
 
@@ -18,6 +19,7 @@ export async function createK8sWorker(opts: { address: string; taskQueue: string
   const serving = new KubernetesServingBackend({ clients, serviceType: 'LoadBalancer' });
   const connection = await NativeConnection.connect({ address: opts.address });
   const worker = await Worker.create({
+    sinks: tandemSinks({ record: false }), // workflows/observe.ts calls them; this worker serves no metrics
     connection,
     taskQueue: opts.taskQueue,
     workflowBundle: opts.bundle ?? (await bundleK8sWorkflows()),

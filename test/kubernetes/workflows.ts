@@ -1,6 +1,9 @@
-// A small deploy-stage workflow over the Kubernetes activities, for tests until hybridPipeline's
-// deploy stage dispatches to them: apply → rollout → gates; compensation: rollback on failure,
-// teardown on cancellation, both in a non-cancellable scope. Deterministic code only.
+// A small deploy-stage workflow over the Kubernetes activities, for the worker-kill suites (a worker
+// SIGKILLed inside the rollout wait): apply → rollout → gates; compensation: rollback on failure,
+// teardown on cancellation, both in a non-cancellable scope. Deterministic code only. The serving
+// lifecycle itself (a revision per run, rollback, undo on cancel) is tested through hybridPipeline
+// (serving.test.ts, serving-lifecycle.cp.test.ts); with `deploy.run` set, cancellation undoes the
+// revision as hybridPipeline does (PATCHES.servingEndpoint) instead of deleting the Deployment.
 import { CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { KubernetesActivities, KubernetesDeployInput } from '../../activities/kubernetes.js';
 import type { Deployment } from '../../activities/types.js';
@@ -26,7 +29,7 @@ export async function kubernetesDeploy(input: KubernetesDeployWorkflowInput): Pr
     return { deployment, completion: ready.completion };
   } catch (err) {
     await CancellationScope.nonCancellable(async () => {
-      if (isCancellation(err)) await acts.k8sTeardownServing({ namespace: rev.namespace, name: rev.name });
+      if (isCancellation(err) && input.deploy.run === undefined) await acts.k8sTeardownServing({ namespace: rev.namespace, name: rev.name });
       else await acts.k8sRollbackServing(rev);
     });
     throw err;

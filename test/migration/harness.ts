@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { MigrationPlan } from '../../contract/migration.js';
 import { stagedMigration } from '../../workflows/migration.js';
 import { address, uniqueQueue } from '../helpers.js';
+import { tandemSinks } from '../../observe/sinks.js';
 
 export type StartMigration = (plan: MigrationPlan) => Promise<WorkflowHandle<typeof stagedMigration>>;
 
@@ -22,7 +23,8 @@ export function useMigrationWorkers(): <T>(activities: object, fn: (start: Start
   return async (activities, fn) => {
     const taskQueue = uniqueQueue('migration');
     const connection = await NativeConnection.connect({ address: address() });
-    const worker = await Worker.create({ connection, taskQueue, workflowBundle: bundle, activities });
+    const worker = await Worker.create({
+    sinks: tandemSinks({ record: false }), connection, taskQueue, workflowBundle: bundle, activities });
     try {
       return await worker.runUntil(fn((plan) => client.workflow.start(stagedMigration, { taskQueue, workflowId: uniqueQueue('mig'), args: [{ plan }] })));
     } finally {

@@ -5,6 +5,7 @@ import { Client, Connection, WorkflowUpdateFailedError } from '@temporalio/clien
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { admitUpdate, releaseUpdate, usageQuery, quotaLedger } from '../../workflows/ledger.js';
 import { address, uniqueQueue, waitFor } from '../helpers.js';
+import { tandemSinks } from '../../observe/sinks.js';
 
 const workflowsPath = fileURLToPath(new URL('../../workflows/ledger.ts', import.meta.url));
 
@@ -19,7 +20,8 @@ describe('quotaLedger (real server)', () => {
   beforeAll(async () => {
     const workflowBundle = await bundleWorkflowCode({ workflowsPath, logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never });
     native = await NativeConnection.connect({ address: address() });
-    worker = await Worker.create({ connection: native, taskQueue, workflowBundle });
+    worker = await Worker.create({
+    sinks: tandemSinks({ record: false }), connection: native, taskQueue, workflowBundle });
     running = worker.run();
     connection = await Connection.connect({ address: address() });
     client = new Client({ connection });

@@ -7,7 +7,7 @@ import type { ArgoNode, Json, NodeOutputs, RunPodInput } from '../../argo/lang/t
 import { ARGO_PATCHES } from './api.js';
 import type { RunContext } from './context.js';
 import { outputPaths, suspendOutputs, templateOutputs } from './io.js';
-import { activityMessage, emptyOutputs, type NodeResult } from './model.js';
+import { activityMessage, arr, emptyOutputs, type NodeResult } from './model.js';
 import { finish, now } from './nodes.js';
 import { httpOutcome, httpRequest, podInput } from './pods.js';
 
@@ -15,7 +15,7 @@ export async function runPod(ctx: RunContext, tmpl: Json, given: Scope, node: Ar
   // `{{outputs.…<n>.path}}`; asked only of a template that names one, so other runs record no marker.
   const namesOutputPath = /\{\{\s*outputs\.(parameters|artifacts)\.[^}]*\.path\s*\}\}/.test(JSON.stringify(tmpl));
   const scope = namesOutputPath && patched(ARGO_PATCHES.outputPaths) ? { ...given, ...outputPaths(tmpl, given) } : given;
-  const pod = podInput(tmpl, scope, node.id, artifacts, attempt, { name: ctx.input.name, runId: ctx.info.runId, artifactRoot: ctx.input.artifactRoot, hashLongNames: () => patched(ARGO_PATCHES.podNames) });
+  const pod = podInput(tmpl, scope, node.id, artifacts, attempt, { name: ctx.input.name, runId: ctx.info.runId, artifactRoot: ctx.input.artifactRoot, hashLongNames: () => patched(ARGO_PATCHES.podNames), volumes: arr(ctx.input.spec.volumes) });
   node.target = pod.target;
   node.jobName = pod.jobName;
   if (tmpl.daemon === true) {

@@ -2,6 +2,7 @@
 // name, every later node `<name>-<n>` in creation order, so a replayed run gets the same ids.
 import type { ArgoNode, ArgoStatus, NodeOutputs, Phase } from '../../argo/lang/types.js';
 import { emptyOutputs, type NodeResult } from './model.js';
+import { observeArgoNode } from '../observe.js';
 
 export const now = (): string => new Date().toISOString();
 
@@ -27,6 +28,7 @@ export class NodeTree {
 export function finish(node: ArgoNode, phase: Phase, message?: string, outputs?: NodeOutputs): NodeResult {
   node.phase = phase;
   node.finishedAt = now();
+  observeArgoNode(node.type, phase, node.startedAt); // metrics (a sink call: no command)
   if (message) node.message = message;
   if (outputs) node.outputs = outputs;
   return { id: node.id, phase, message, outputs: outputs ?? emptyOutputs(), daemoned: node.daemoned };

@@ -17,6 +17,8 @@ export interface PodRun {
   /** Whether a name too long for the targets may end in a hash (ARGO_PATCHES.podNames); asked only
    *  for such a name, so that runs with short names record no marker. Default yes. */
   hashLongNames?: () => boolean;
+  /** The workflow's `spec.volumes`: every pod may mount them (each pod gets its own emptyDir). */
+  volumes?: Json[];
 }
 
 /** The longest job name every target takes (Slurm's is 128; Kubernetes objects hash it further). */
@@ -75,7 +77,46 @@ export function podInput(tmpl: Json, scope: Scope, nodeId: string, artifacts: Ru
     artifactPrefix: `${run.artifactRoot ?? ''}${run.name}/${nodeId}`,
     slurm,
     slurmFallback: annotations['tandem.io/slurm-fallback'] === 'fail' ? 'fail' : annotations['tandem.io/slurm-fallback'] === 'local' ? 'local' : undefined,
+    ...podVolumes(leaf, c, run.volumes),
   };
+}
+
+const mountsOf = (v: unknown): NonNullable<RunPodInput['volumeMounts']> =>
+  arr(v).map((m) => ({ name: String(m.name), mountPath: String(m.mountPath), ...(m.readOnly === true ? { readOnly: true } : {}), ...(m.subPath !== undefined ? { subPath: String(m.subPath) } : {}) }));
+
+/**
+ * Volumes, mounts, init containers and limits of a pod; only the fields a template has, so the
+ * activity input of a pod without them is what it was before they existed.
+ */
+function podVolumes(leaf: Json, c: Json, wfVolumes: Json[] | undefined): Partial<RunPodInput> {
+  const out: Partial<RunPodInput> = {};
+  const volumeMounts = mountsOf(c.volumeMounts);
+  if (volumeMounts.length) out.volumeMounts = volumeMounts;
+  const inits = arr(leaf.initContainers).map((i) => ({
+    name: String(i.name),
+    image: i.image as string | undefined,
+    command: (i.command as string[] | undefined) ?? [],
+    args: (i.args as string[] | undefined) ?? [],
+    workingDir: i.workingDir as string | undefined,
+    // mirrorVolumeMounts: Argo gives the init container the main container's mounts.
+    volumeMounts: [...mountsOf(i.volumeMounts), ...(i.mirrorVolumeMounts === true ? volumeMounts : [])],
+  }));
+  if (inits.length) out.initContainers = inits;
+  const named = new Set([...volumeMounts, ...inits.flatMap((i) => i.volumeMounts)].map((m) => m.name));
+  if (named.size) {
+    const declared = [...arr(leaf.volumes), ...(wfVolumes ?? [])];
+    out.volumes = [...named].map((name) => {
+      const v = declared.find((d) => d.name === name);
+      const kind = v ? (Object.keys(v).find((k) => k !== 'name') ?? 'unknown') : 'undeclared';
+      const hostPath = kind === 'hostPath' ? ((v!.hostPath as Json).path as string | undefined) : undefined;
+      return { name, kind, ...(hostPath !== undefined ? { hostPath: String(hostPath) } : {}) };
+    });
+  }
+  const limits = (c.resources as Json | undefined)?.limits as Json | undefined;
+  if (limits && (limits.cpu !== undefined || limits.memory !== undefined)) {
+    out.limits = { ...(limits.cpu !== undefined ? { cpu: String(limits.cpu) } : {}), ...(limits.memory !== undefined ? { memory: String(limits.memory) } : {}) };
+  }
+  return out;
 }
 
 /** A `resource` template's action; output parameters read from the object by jsonPath or jqFilter. */

@@ -8,6 +8,7 @@ import { SA_STAGE } from '../../contract/search-attributes.js';
 import type { PipelineStatus, StageState, TimelineEntry } from '../../contract/status.js';
 import { compileTuning, type CompiledTuning, type PipelineTuning } from '../../contract/tuning.js';
 import { Saga } from '../saga.js';
+import { observeTimeline } from './metrics.js';
 import { shortIo, type PipelineActivities } from './activity-options.js';
 import { PATCHES } from './patches.js';
 import { QuotaHolds } from './quota-hold.js';
@@ -67,6 +68,7 @@ export class PipelineRun {
 
   record(e: Omit<TimelineEntry, 'at'>): void {
     this.timeline.push({ at: this.now(), ...e });
+    observeTimeline(this, e); // metrics (a sink call: no command, replays unchanged)
   }
 
   /**

@@ -1,5 +1,6 @@
 // The deploy stage: serve the catalogued checkpoint and pass the readiness gate (health, model
-// listing, a smoke completion). On Kubernetes it is a new revision that rolls back on failure.
+// listing, a smoke completion). On Kubernetes it is a new revision of the pipeline's endpoint that
+// rolls back on failure (./endpoint.ts; runs before PATCHES.servingEndpoint: a Deployment per run, below).
 import { CancellationScope, isCancellation, patched } from '@temporalio/workflow';
 import type { Deployment, ReadinessResult } from '../../activities/types.js';
 import { durationMs } from '../../contract/duration.js';
@@ -8,6 +9,7 @@ import type { PipelineRun } from './context.js';
 import { deploymentName } from './identity.js';
 import { PATCHES } from './patches.js';
 import { deployAttempts } from './retry.js';
+import { rollOutEndpoint } from './endpoint.js';
 
 export interface Served {
   model: string;
@@ -16,6 +18,8 @@ export interface Served {
 }
 
 export async function runDeployStage(run: PipelineRun, checkpoint: { path: string }): Promise<Served> {
+  // One stable endpoint per pipeline, a revision per run (runs before the patch: a Deployment per run).
+  if (run.spec.stages.deploy.runtime === 'kubernetes' && patched(PATCHES.servingEndpoint)) return rollOutEndpoint(run, checkpoint);
   const { spec, workflowId, runKey, short, saga } = run;
   const { heartbeatTimeoutMs } = run.tuning;
   const dep = spec.stages.deploy;

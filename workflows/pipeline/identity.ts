@@ -51,6 +51,17 @@ export function deploymentName(pipeline: string, workflowId: string, hashLong = 
   return `${full.slice(0, 60 - hash.length - 1).replace(/-+$/, '')}-${hash}`;
 }
 
+/**
+ * The served model endpoint of a pipeline (runs with PATCHES.servingEndpoint): one Deployment and
+ * Service that every run rolls a new revision out to, named by `stages.deploy.name` (validated as a
+ * DNS-1035 label) or, by default, by the pipeline (a DNS label of at most 40: prefixed when it starts
+ * with a digit, which a Service name may not).
+ */
+export function endpointName(pipeline: string, given?: string): string {
+  if (given) return given;
+  return /^[a-z]/.test(pipeline) ? pipeline : `m-${pipeline}`;
+}
+
 /** One quota hold per stage of a run: it moves with the job between sites instead of piling up. */
 export function holdIdOf(workflowId: string, stage: JobStage): string {
   return `${workflowId}/${stage}`;

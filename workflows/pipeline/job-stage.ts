@@ -15,9 +15,10 @@ import { PATCHES } from './patches.js';
 import { listenForPreemption, preemptVictims } from './preemption.js';
 import { stageRetry } from './retry.js';
 import { routedResources } from './routing.js';
+import { onQueue, siteQueueOf } from './site-queues.js';
 
 export async function runJobStage(run: PipelineRun, stage: JobStage): Promise<JobStageResult> {
-  const { spec, resume, short } = run;
+  const { spec, resume } = run;
   const cfg = spec.stages[stage];
   const params = stageParams(spec, stage);
   if (resume?.reuse.includes(stage)) {
@@ -27,12 +28,15 @@ export async function runJobStage(run: PipelineRun, stage: JobStage): Promise<Jo
     return { attempts: 0 };
   }
   const retry = stageRetry(spec, stage);
-  const watch = run.activities(watchJob(durationMs(cfg.resources.walltime), run.tuning.heartbeatTimeoutMs));
+  const watchOptions = watchJob(durationMs(cfg.resources.walltime), run.tuning.heartbeatTimeoutMs);
+  const watch = run.activities(watchOptions);
   const st = run.startStage(stage);
   // Another run's placement may preempt this stage's job (preemption.ts); registering adds no command.
   listenForPreemption(run);
   // Runs that have this patch may fail over across sites when launched with tuning.failover.
   if (stage === 'train' && patched(PATCHES.failover) && run.tuning.failover) return runTrainWithFailover(run, run.tuning.failover, st, params, retry, watch);
+  /** The site queue of the current attempt's job (site-queues.ts); undefined: the run's own queue. */
+  let queue: string | undefined;
   return runJobAttempts(run, stage, st, retry, {
     failureNoun: 'attempt',
     site: () => undefined,
@@ -42,16 +46,20 @@ export async function runJobStage(run: PipelineRun, stage: JobStage): Promise<Jo
       const site = placed?.site;
       // At a migrating site the partition is the pool the site's share routes this pipeline to.
       const resources = await routedResources(run, stage, attempt, cfg.runtime, site, cfg.resources);
-      await run.quota.hold(stage, cfg.runtime, site);
-      const ref = await short.submitJob({ runKey: run.runKey, stage, name, runtime: cfg.runtime, site, command: cfg.command, env: cfg.env, resources, params, kubernetes: cfg.kubernetes, labels: jobLabels(run, stage) });
+      queue = siteQueueOf(run, stage, cfg.runtime, site);
+      await run.quota.hold(stage, cfg.runtime, site, queue === undefined ? undefined : onQueue(run, queue));
+      const ref = await onQueue(run, queue).submitJob({ runKey: run.runKey, stage, name, runtime: cfg.runtime, site, command: cfg.command, env: cfg.env, resources, params, kubernetes: cfg.kubernetes, labels: jobLabels(run, stage) });
       // Victims stop only once this job is queued at the site, so the room they free goes to it: cancelled
       // first, a victim's resubmission could reach the site's queue ahead of it and take the room back.
       if (placed?.victims.length) await preemptVictims(run, stage, attempt, placed.victims);
       return ref;
     },
-    submittedNote: (ref) => `${ref.adopted ? 'adopted existing' : 'submitted'} ${ref.runtime} job ${ref.jobId}`,
-    undo: (ref) => ({ id: `cancel-${ref.jobId}`, description: `cancel ${stage} job ${ref.jobId}`, done: `cancelled ${stage} job ${ref.jobId}`, run: () => short.cancelJob(ref) }),
-    watch: async (ref) => ({ kind: 'ended', status: await watch.awaitJob({ ref, pollMaxMs: run.tuning.pollMaxMs }) }),
+    submittedNote: (ref) => `${ref.adopted ? 'adopted existing' : 'submitted'} ${ref.runtime} job ${ref.jobId}${queue === undefined ? '' : ` (site queue ${queue})`}`,
+    undo: (ref) => {
+      const at = onQueue(run, queue);
+      return { id: `cancel-${ref.jobId}`, description: `cancel ${stage} job ${ref.jobId}`, done: `cancelled ${stage} job ${ref.jobId}`, run: () => at.cancelJob(ref) };
+    },
+    watch: async (ref) => ({ kind: 'ended', status: await (queue === undefined ? watch : onQueue(run, queue, watchOptions)).awaitJob({ ref, pollMaxMs: run.tuning.pollMaxMs }) }),
     retryNote: (outcome, failures, delayMs) => ({
       message: `${outcome === 'infrastructure' ? 'infrastructure failure' : 'job failure'}; attempt ${failures + 1}/${retry.maxAttempts} in ${Math.round(delayMs / 1000)}s`,
     }),

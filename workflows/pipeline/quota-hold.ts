@@ -28,15 +28,17 @@ export class QuotaHolds {
   constructor(private readonly run: Run) {}
 
   /** Books the stage's resources, waiting (with backoff, within the deadline) while the tenant's
-   *  other stages hold the rest. */
-  async hold(stage: JobStage, runtime: Runtime, site?: string): Promise<void> {
+   *  other stages hold the rest. `admitVia`: the activities of the job's site queue (site-queues.ts),
+   *  whose workers know which site a stage pinned to a runtime runs at. */
+  async hold(stage: JobStage, runtime: Runtime, site?: string, admitVia?: PipelineActivities): Promise<void> {
     if (!patched(PATCHES.quota)) return;
     const { spec, workflowId, saga, short } = this.run;
+    const admit = admitVia ?? short;
     const holdId = holdIdOf(workflowId, stage);
     const amount = stageAmount(spec, stage);
     const waitStart = Date.now();
     for (let round = 0; ; round++) {
-      const r = await short.admitQuota({ holdId, tenant: spec.tenant, stage, runtime, site, ...amount });
+      const r = await admit.admitQuota({ holdId, tenant: spec.tenant, stage, runtime, site, ...amount });
       if (r.admitted) {
         if (this.sites[stage] && this.sites[stage] !== r.site) await this.release(stage);
         if (r.managed && !this.sites[stage]) {

@@ -47,6 +47,7 @@ describe('defaults', () => {
       address: '127.0.0.1:7233',
       namespace: 'default',
       taskQueue: 'tandem',
+      connection: { address: '127.0.0.1:7233' },
       home: '/srv/.tandem',
       argoSchemaFile: DEFAULTS.argoSchemaFile,
       kubernetes: { cluster: undefined, namespace: undefined, stepImage: undefined, vllmImage: undefined, serviceType: 'ClusterIP' },
@@ -54,8 +55,11 @@ describe('defaults', () => {
       slurm: undefined,
       sites: undefined,
       quotas: undefined,
+      codec: undefined,
+      audit: { file: '/srv/.tandem/audit.jsonl', operator: undefined },
+      observe: { metrics: undefined, metricsHost: '127.0.0.1', logFormat: 'text', logLevel: undefined },
     });
-    expect(loadClientConfig({})).toEqual({ address: DEFAULTS.temporalAddress, namespace: DEFAULTS.namespace, taskQueue: DEFAULTS.taskQueue });
+    expect(loadClientConfig({})).toEqual({ address: DEFAULTS.temporalAddress, namespace: DEFAULTS.namespace, taskQueue: DEFAULTS.taskQueue, connection: { address: DEFAULTS.temporalAddress } });
     expect(loadToolConfig({})).toEqual({ temporalCli: undefined });
   });
 
@@ -72,7 +76,7 @@ describe('every variable parsed', () => {
   test('client, home and the Argo schema', () => {
     const schema = file('schema.json', '{}');
     const env = { TEMPORAL_ADDRESS: 'temporal.example:7233', TEMPORAL_NAMESPACE: 'prod', TANDEM_TASK_QUEUE: 'tandem-gpu', TANDEM_HOME: 'state', TANDEM_ARGO_SCHEMA: schema };
-    expect(loadCliConfig(env, { cwd: '/srv' })).toEqual({ address: 'temporal.example:7233', namespace: 'prod', taskQueue: 'tandem-gpu', home: '/srv/state', argoSchemaFile: schema });
+    expect(loadCliConfig(env, { cwd: '/srv' })).toEqual({ address: 'temporal.example:7233', namespace: 'prod', taskQueue: 'tandem-gpu', connection: { address: 'temporal.example:7233' }, home: '/srv/state', argoSchemaFile: schema });
     expect(loadClientConfig({ TEMPORAL_ADDRESS: '[::1]:7233' }).address).toBe('[::1]:7233');
   });
 
@@ -192,5 +196,31 @@ describe('file errors name the file and line', () => {
 
   test('a missing Argo schema', () => {
     expect(configError(() => loadCliConfig({ TANDEM_ARGO_SCHEMA: '/nonexistent/schema.json' })).message).toBe('tandem: invalid configuration:\n  TANDEM_ARGO_SCHEMA=/nonexistent/schema.json: no such file');
+  });
+});
+
+describe("Temporal's environment configuration (envconfig)", () => {
+  const toml = file('temporal.toml', '[profile.default]\naddress = "default.example:7233"\n[profile.prod]\naddress = "prod.example:7233"\nnamespace = "ml"\napi_key = "sekrit-key-123"\n[profile.prod.grpc_meta]\nx-team = "vision"\n[profile.bad]\naddress = "no-port"\n');
+
+  test('the default profile, a named profile, and TEMPORAL_* over it', () => {
+    expect(loadClientConfig({ TEMPORAL_CONFIG_FILE: toml }).address).toBe('default.example:7233');
+    const prod = loadClientConfig({ TEMPORAL_CONFIG_FILE: toml, TEMPORAL_PROFILE: 'prod' });
+    expect(prod).toMatchObject({ address: 'prod.example:7233', namespace: 'ml', connection: { address: 'prod.example:7233', apiKey: 'sekrit-key-123', metadata: { 'x-team': 'vision' } } });
+    // An API key implies TLS (Temporal Cloud), as in Temporal's own SDKs.
+    expect(prod.connection.tls).toBe(true);
+    expect(loadClientConfig({ TEMPORAL_CONFIG_FILE: toml }, { profile: 'prod' }).namespace).toBe('ml');
+    expect(loadClientConfig({ TEMPORAL_CONFIG_FILE: toml, TEMPORAL_PROFILE: 'prod', TEMPORAL_ADDRESS: 'other:1', TEMPORAL_TLS: 'true', TEMPORAL_GRPC_META_X_TEAM: '' }).connection).toEqual({ address: 'other:1', apiKey: 'sekrit-key-123', tls: { clientCertPair: undefined, serverNameOverride: undefined, serverRootCACertificate: undefined } });
+  });
+
+  test("a missing profile, a profile's bad address, a bad TEMPORAL_TLS: each named; the key never shown", () => {
+    expect(configError(() => loadClientConfig({ TEMPORAL_CONFIG_FILE: toml }, { profile: 'nope' })).issues).toEqual([expect.objectContaining({ source: `TEMPORAL_CONFIG_FILE=${toml} (profile nope)`, message: "Profile 'nope' not found in config data" })]);
+    expect(configError(() => loadClientConfig({ TEMPORAL_CONFIG_FILE: toml, TEMPORAL_PROFILE: 'bad' })).issues).toEqual([expect.objectContaining({ path: 'address', message: '"no-port" must be host:port' })]);
+    const e = configError(() => loadClientConfig({ TEMPORAL_TLS: 'yes', TEMPORAL_API_KEY: 'sekrit-key-123', TEMPORAL_CONFIG_FILE: '/nonexistent.toml' }));
+    expect(e.issues.map((i) => i.source)).toEqual(['TEMPORAL_CONFIG_FILE=/nonexistent.toml', 'TEMPORAL_TLS=yes']);
+    expect(e.message).not.toContain('sekrit');
+  });
+
+  test('no file, no variables: the local default, plain text', () => {
+    expect(loadClientConfig({ HOME: '/nonexistent' }).connection).toEqual({ address: DEFAULTS.temporalAddress });
   });
 });

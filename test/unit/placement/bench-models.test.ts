@@ -149,7 +149,7 @@ describe("table (b)'s full-engine row", () => {
     expect(f.tenants[1].quota).toEqual({ cpus: 256, gpus: 128 });
     expect(f.jobs.map((j) => j.req.qos)).toEqual(['gold', 'silver']);
     const pol = f.pol;
-    expect([pol.quotas, pol.fairShare, pol.qos, pol.preemption, pol.oversubscription, pol.topology, pol.backfill, pol.order]).toEqual([true, true, true, true, true, true, 'easy', 'fairshare']);
+    expect([pol.quotas, pol.fairShare, pol.qos, pol.preemption, pol.oversubscription, pol.topology, pol.backfill, pol.order]).toEqual([true, true, true, true, true, true, 'easy', 'score']);
     expect(f.inv.sites[0].clusters[0].partitions.every((p) => p.oversubscription !== undefined)).toBe(true);
   });
 });

@@ -1,0 +1,207 @@
+// Every pod the local target runs lives in its own bubblewrap sandbox (Debian's `bubblewrap`,
+// scripts/argo/install.sh), laid out like a container on a node:
+//   - its root filesystem is a directory of its run directory (<home>/argo/pods/<job>/<container>/root),
+//     the writable layer a container has: whatever it writes outside its mounts lands there, never on
+//     the host. The host's own entries are bind-mounted over it read-only (`--ro-bind`), except /tmp,
+//     /proc and /dev, which are the pod's own (its /tmp is a plain directory of its root);
+//   - the paths the pod owns (its working directory, its input and output artifacts and parameters) are
+//     directories or files of that root, so a declared path anywhere (/result.txt, /mnt/out/x.json)
+//     exists; the host directories above them are rebuilt in the root with their other entries bound
+//     read-only, so nothing of the host is hidden or writable;
+//   - emptyDir volumes are directories of the pod (<run>/volumes/<name>), bind-mounted at each mount
+//     path, shared by its init and main containers as in a Kubernetes pod; a hostPath volume is the
+//     host's directory, as on a node (the one way a workflow shares files with the host);
+//   - pid, ipc, uts (and user, cgroup where possible) namespaces of its own; the network is the host's,
+//     as before (loopback services stay reachable; nothing is opened that the host does not have);
+//   - resource limits: `resources.limits.memory` is the data segment limit (RLIMIT_DATA: heap and
+//     writable anonymous mappings, what a memory limit means for a process without cgroups), the CPU
+//     limit times the deadline is a CPU-time limit (RLIMIT_CPU), the deadline itself is the walltime
+//     the job backend enforces.
+// No silent fallback: a host where bwrap is missing or cannot create namespaces fails the pod with
+// RuntimeUnavailable saying what is missing.
+import { spawnSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, symlinkSync, chmodSync } from 'node:fs';
+import { posix } from 'node:path';
+import { findExecutable } from '../../argo/local-command.js';
+
+export interface VolumeMount {
+  name: string;
+  mountPath: string;
+  readOnly?: boolean;
+  subPath?: string;
+  /** A hostPath volume: this host's directory instead of the pod's own. */
+  hostPath?: string;
+}
+
+/** One container of a pod, as the sandbox sees it: pod paths only, argv already resolved on the host. */
+export interface SandboxContainer {
+  argv: string[];
+  /** The container's working directory (a pod path); `/` when the template names none, as in most images. */
+  workingDir?: string;
+  volumeMounts: VolumeMount[];
+  /** Pod paths the container owns (output parameters and artifacts, input artifacts): never host content. */
+  ownPaths: string[];
+  /** RLIMIT_DATA in bytes. */
+  memoryBytes?: number;
+  /** RLIMIT_CPU in seconds: SIGXCPU at this, SIGKILL a second later (as the kernel does with soft < hard). */
+  cpuSeconds?: number;
+}
+
+/** Where a container's pod paths live on the host. */
+export interface SandboxLayout {
+  /** The container's root filesystem (its writable layer). */
+  root: string;
+  /** The pod's emptyDir volumes, one directory each. */
+  volumesDir: string;
+}
+
+/** Host paths a pod never sees: its own /tmp, /proc and /dev replace them. */
+const PRIVATE = new Set(['/tmp', '/proc', '/dev']);
+
+const norm = (p: string): string => {
+  const n = posix.normalize(p.startsWith('/') ? p : `/${p}`).replace(/\/+$/, '');
+  return n === '' ? '/' : n;
+};
+const within = (p: string, dir: string): boolean => dir === '/' || p === dir || p.startsWith(`${dir}/`);
+
+function mounts(c: SandboxContainer, layout: SandboxLayout): { pod: string; host: string; readOnly: boolean }[] {
+  // Parents first, so a volume mounted inside another one is bound over it.
+  return c.volumeMounts.map((m) => ({ pod: norm(m.mountPath), host: posix.join(m.hostPath ?? posix.join(layout.volumesDir, m.name), m.subPath ?? ''), readOnly: m.readOnly === true })).sort((a, b) => a.pod.length - b.pod.length);
+}
+
+/**
+ * The host path behind a pod path, for placing inputs and collecting outputs: inside a volume mount,
+ * the volume's directory; otherwise the container's root, or the host itself for read-only host content
+ * (an output artifact naming /etc/os-release). Relative paths are relative to the working directory.
+ */
+export function hostPath(c: SandboxContainer, layout: SandboxLayout, podPath: string): string {
+  const p = norm(posix.isAbsolute(podPath) ? podPath : posix.join(c.workingDir ?? '/', podPath));
+  const m = mounts(c, layout)
+    .filter((v) => within(p, v.pod))
+    .sort((a, b) => b.pod.length - a.pod.length)[0];
+  if (m) return posix.join(m.host, posix.relative(m.pod, p));
+  const inRoot = posix.join(layout.root, p);
+  if (existsSync(inRoot) || [...PRIVATE].some((d) => within(p, d))) return inRoot;
+  return existsSync(p) ? p : inRoot;
+}
+
+/**
+ * bwrap's arguments for one container, after preparing its root on the host (the rebuilt directories,
+ * the host's top-level symlinks, /tmp). `list` reads a host directory (injectable for tests).
+ */
+export function sandboxArgs(c: SandboxContainer, layout: SandboxLayout, list: (dir: string) => HostEntry[] | undefined = listDir): string[] {
+  const vols = mounts(c, layout);
+  const inVolume = (p: string) => vols.some((v) => within(p, v.pod));
+  const wd = norm(c.workingDir ?? '/');
+  const owned = new Set([...c.ownPaths.map((p) => norm(posix.isAbsolute(p) ? p : posix.join(wd, p))).filter((p) => !inVolume(p)), ...vols.map((v) => v.pod)]);
+  // Directories rebuilt in the root: every ancestor of an owned path, and the working directory.
+  const rebuilt = new Set<string>(['/']);
+  for (const p of [...owned, ...(inVolume(wd) ? [] : [wd])]) {
+    for (let d = p === wd && !owned.has(p) ? p : posix.dirname(p); ; d = posix.dirname(d)) {
+      rebuilt.add(d);
+      if (d === '/') break;
+    }
+  }
+  for (const d of rebuilt) mkdirSync(posix.join(layout.root, d), { recursive: true });
+  const tmp = posix.join(layout.root, 'tmp');
+  mkdirSync(tmp, { recursive: true });
+  chmodSync(tmp, 0o1777);
+  const args = ['--bind', layout.root, '/', '--dev', '/dev', '--proc', '/proc'];
+  const walk = (dir: string) => {
+    for (const e of list(dir) ?? []) {
+      const p = posix.join(dir, e.name);
+      if (PRIVATE.has(p) || owned.has(p) || vols.some((v) => within(p, v.pod) && p !== v.pod)) continue;
+      if (rebuilt.has(p)) {
+        walk(p);
+        continue;
+      }
+      if (e.symlink !== undefined) {
+        // A symlink (/bin → usr/bin) is recreated in the root: it points at the bound host content.
+        const link = posix.join(layout.root, p);
+        if (!existsSync(link) && !isLink(link)) symlinkSync(e.symlink, link);
+      } else args.push('--ro-bind', p, p);
+    }
+  };
+  walk('/');
+  for (const v of vols) {
+    mkdirSync(v.host, { recursive: true });
+    args.push(v.readOnly ? '--ro-bind' : '--bind', v.host, v.pod);
+  }
+  args.push('--unshare-all', '--share-net', '--die-with-parent', '--chdir', wd, '--');
+  const limits = [...(c.memoryBytes !== undefined ? [`--data=${c.memoryBytes}`] : []), ...(c.cpuSeconds !== undefined ? [`--cpu=${c.cpuSeconds}:${c.cpuSeconds + 1}`] : [])];
+  if (limits.length) {
+    const prlimit = findExecutable('prlimit');
+    if (!prlimit) throw new SandboxUnavailable('resources.limits need prlimit (util-linux), which is not installed on this host');
+    args.push(prlimit, ...limits, '--');
+  }
+  return [...args, ...c.argv];
+}
+
+function isLink(p: string): boolean {
+  try {
+    return lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** An entry of a host directory: its name, and its target when it is a symlink. */
+export interface HostEntry {
+  name: string;
+  symlink?: string;
+}
+
+function listDir(dir: string): HostEntry[] | undefined {
+  try {
+    if (!lstatSync(dir).isDirectory()) return undefined;
+    return readdirSync(dir, { withFileTypes: true }).map((d) => (d.isSymbolicLink() ? { name: d.name, symlink: readlinkSync(posix.join(dir, d.name)) } : { name: d.name }));
+  } catch {
+    return undefined; // vanished, or unreadable: nothing of it is bound
+  }
+}
+
+export class SandboxUnavailable extends Error {}
+
+let probed: { bwrap: string } | { error: string } | undefined;
+
+/** The bwrap binary, after checking once per process that it can build a sandbox here. */
+export function bwrapBinary(): string {
+  probed ??= probeSandbox(findExecutable('bwrap'));
+  if ('error' in probed) throw new SandboxUnavailable(probed.error);
+  return probed.bwrap;
+}
+
+/** Whether `bwrap` (a path, or undefined when none is installed) can build a sandbox on this host. */
+export function probeSandbox(bwrap: string | undefined): { bwrap: string } | { error: string } {
+  if (!bwrap) return { error: 'the local target runs every pod in a bubblewrap sandbox, and bwrap is not installed: run scripts/argo/install.sh (Debian package bubblewrap)' };
+  const r = spawnSync(bwrap, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--unshare-all', '--share-net', '--die-with-parent', '--', 'true'], { encoding: 'utf8', timeout: 10_000 });
+  if (r.status === 0) return { bwrap };
+  const why = (r.stderr || r.error?.message || `exit ${String(r.status)}`).trim();
+  return {
+    error:
+      `the local target runs every pod in a bubblewrap sandbox, and bwrap cannot create one here (${why}): ` +
+      'it needs mount and pid namespaces, which an unprivileged user gets only with user namespaces enabled ' +
+      '(sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0; inside a container, a seccomp/AppArmor profile that allows unshare), or running as root',
+  };
+}
+
+/** A Kubernetes quantity in bytes ("64Mi", "1G", "512k", "1e9"); undefined when it is not one. */
+export function memoryBytes(q: string | number | undefined): number | undefined {
+  if (q === undefined) return undefined;
+  const m = /^\s*([0-9.]+(?:[eE][0-9]+)?)\s*(Ki|Mi|Gi|Ti|Pi|Ei|k|K|M|G|T|P|E|m)?\s*$/.exec(String(q));
+  if (!m) return undefined;
+  const unit: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60, k: 1e3, K: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18, m: 1e-3 };
+  return Math.ceil(Number(m[1]) * (m[2] ? unit[m[2]]! : 1));
+}
+
+/** A Kubernetes CPU quantity in cores ("200m" → 0.2, "2" → 2); undefined when it is not one. */
+export function cpuCores(q: string | number | undefined): number | undefined {
+  if (q === undefined) return undefined;
+  const m = /^\s*([0-9.]+)(m)?\s*$/.exec(String(q));
+  return m ? Number(m[1]) / (m[2] ? 1000 : 1) : undefined;
+}
+
+/** POSIX shell quoting of one word. */
+export function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}

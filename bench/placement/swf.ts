@@ -1,0 +1,170 @@
+// Table (a) for any SWF trace: the cluster HPCSim builds from the header (MaxNodes nodes of
+// MaxProcs / MaxNodes processors; a job gets ceil(procs / per-node) whole nodes), 10 samples of 1,024
+// consecutive jobs drawn as RLScheduler's compare-pick-jobs.py draws them (gym np_random seed 1,
+// start = randint(1024, jobs − 1024 − 1)), the engine's baselines and Tandem's default, each with
+// avg bounded slowdown (τ = 10 s) and the longest wait, and the goal verdict.
+import { basename } from 'node:path';
+import { policy, type Inventory, type JobRequest, type PolicyConfig } from '../../placement/index.js';
+import { GymNpRandom } from './numpy-rng.js';
+import { simulate, type SimJob } from './sim.js';
+import { ALL_OFF as off, fmt, hours } from './table.js';
+import type { SwfJob } from './traces.js';
+import { isHpcsimPolicy } from './hpc2n.js';
+
+export interface Cluster {
+  nodes: number;
+  perNode: number;
+}
+
+export function clusterOf(maxNodes: number, maxProcs: number): Cluster {
+  const nodes = maxNodes || maxProcs;
+  return { nodes, perNode: Math.max(1, Math.floor((maxProcs || nodes) / nodes)) };
+}
+
+export function swfInventory(c: Cluster): Inventory {
+  const nodes = Array.from({ length: c.nodes }, (_, i) => ({ id: `n${String(i).padStart(5, '0')}`, cpus: c.perNode, gpus: 0, memoryMB: 1024, ibIsland: 'machine' }));
+  return { sites: [{ name: 'swf', clusters: [{ name: 'machine', partitions: [{ name: 'batch', nodes }] }] }] };
+}
+
+/** One SWF job as the engine's request: ceil(procs / per-node) whole nodes (one slot of per-node CPUs each). */
+export function swfJob(j: SwfJob, t0: number, c: Cluster): SimJob {
+  const req: JobRequest = {
+    id: `j${j.id}`,
+    type: 'hpc-mpi',
+    tenant: `u${j.user}`,
+    qos: 'gold',
+    priority: 100,
+    submit: j.submit - t0,
+    count: Math.ceil(j.procs / c.perNode),
+    per: { cpus: c.perNode, gpus: 0, memoryMB: 0 },
+    maxPerNode: 1,
+    walltime: Math.max(1, j.reqTime),
+    needsIb: true,
+  };
+  return { req, run: j.run };
+}
+
+export function swfSamples(jobs: SwfJob[], c: Cluster, opts: { seed?: number; samples?: number; size?: number; slice?: number } = {}): SimJob[][] {
+  const size = Math.min(opts.size ?? 1024, jobs.length);
+  const n = opts.samples ?? 10;
+  const rnd = new GymNpRandom(opts.seed ?? 1);
+  const end = Math.min(jobs.length, opts.slice || jobs.length);
+  const fits = (j: SwfJob) => Math.ceil(j.procs / c.perNode) <= c.nodes;
+  const out: SimJob[][] = [];
+  for (let k = 0; k < n; k++) {
+    // A trace too short for the draw gives its whole self once.
+    const start = end - size - 1 > size ? rnd.randint(size, end - size - 1) : 0;
+    const seq = jobs.slice(start, start + size).filter(fits);
+    out.push(seq.map((j) => swfJob(j, seq[0].submit, c)));
+    if (start === 0) break;
+  }
+  return out;
+}
+
+export interface SwfRow {
+  name: string;
+  pol: PolicyConfig;
+  hpcsimLoop?: boolean;
+  /** The row the goal is checked for. */
+  candidate?: boolean;
+  /** An engine baseline the candidate must beat. */
+  baseline?: boolean;
+}
+
+const tandemDefault = (backfill: PolicyConfig['backfill']) => policy({ ...off, order: 'score', fairShare: true, backfill });
+
+export const SWF_ROWS: SwfRow[] = [
+  { name: 'FCFS', pol: policy({ ...off, order: 'fcfs', backfill: 'none' }) },
+  { name: 'SJF', pol: policy({ ...off, order: 'sjf', backfill: 'none' }) },
+  { name: 'FCFS + EASY (RLScheduler HPCSim variant)', pol: policy({ ...off, order: 'fcfs', backfill: 'easy', backfillExtraNodes: false }) },
+  { name: 'SJF + EASY (RLScheduler variant)', pol: policy({ ...off, order: 'sjf', backfill: 'easy', backfillExtraNodes: false }), baseline: true },
+  { name: 'FCFS + EASY (engine)', pol: policy({ ...off, order: 'fcfs', backfill: 'easy' }), baseline: true },
+  { name: 'SJF + EASY (engine)', pol: policy({ ...off, order: 'sjf', backfill: 'easy' }), baseline: true },
+  { name: 'Tandem before (per-user DRF + EASY)', pol: policy({ ...off, order: 'fairshare', fairShare: true, backfill: 'easy' }) },
+  { name: 'Tandem default (fair share × score + EASY)', pol: tandemDefault('easy'), candidate: true },
+  { name: 'Tandem default, conservative backfill', pol: tandemDefault('conservative') },
+];
+
+/** Best published figure with backfilling (RLScheduler SC'20 Table V), by trace file name. */
+export const PUBLISHED: { match: RegExp; name: string; bsld: number }[] = [{ match: /hpc2n/i, name: 'F1 + EASY (RLScheduler Table V)', bsld: 71.95 }];
+
+export interface SwfResult {
+  name: string;
+  bsld: number;
+  maxWait: number;
+  p99Wait: number;
+  util: number;
+  rejected: number;
+  perSample: number[];
+  row: SwfRow;
+}
+
+export function runSwfRows(samples: SimJob[][], inv: Inventory, rows: SwfRow[] = SWF_ROWS): SwfResult[] {
+  return rows.map((row) => {
+    const rs = samples.map((jobs) => simulate(inv, jobs, row.pol, { hpcsimLoop: row.hpcsimLoop ?? isHpcsimPolicy(row.pol) }));
+    const mean = (f: (r: (typeof rs)[number]) => number) => rs.reduce((t, r) => t + f(r), 0) / rs.length;
+    const waits = rs.flatMap((r) => r.outcomes.map((o) => o.firstStart - o.submit)).sort((a, b) => a - b);
+    return {
+      name: row.name,
+      bsld: mean((r) => r.avgBsld),
+      maxWait: waits.length ? waits[waits.length - 1] : 0,
+      p99Wait: waits.length ? waits[Math.floor(0.99 * (waits.length - 1))] : 0,
+      util: mean((r) => r.utilCpu),
+      rejected: rs.reduce((t, r) => t + r.rejected.length, 0),
+      perSample: rs.map((r) => r.avgBsld),
+      row,
+    };
+  });
+}
+
+/** Prints the rows and the verdict; returns whether the goal holds. */
+export function printSwfTable(title: string, file: string, res: SwfResult[], note = ''): boolean {
+  console.log(`\n(a) ${title}`);
+  if (note) console.log(note);
+  console.log('| scheduler | avg bsld | max wait (h) | p99 wait (h) | CPU util (busy period) | rejected |');
+  console.log('|---|---:|---:|---:|---:|---:|');
+  for (const r of res) console.log(`| ${r.name} | ${fmt(r.bsld)} | ${hours(r.maxWait)} | ${hours(r.p99Wait)} | ${fmt(r.util, 3)} | ${r.rejected} |`);
+  const cand = res.find((r) => r.row.candidate)!;
+  const bases = res.filter((r) => r.row.baseline);
+  const best = bases.reduce((a, b) => (b.bsld < a.bsld ? b : a));
+  const pub = PUBLISHED.find((p) => p.match.test(basename(file)));
+  const okBase = cand.bsld < best.bsld;
+  const okPub = !pub || cand.bsld < pub.bsld;
+  const sjf = res.find((r) => r.name === 'SJF + EASY (engine)');
+  console.log(
+    `Goal: ${cand.name} bsld ${fmt(cand.bsld)} < best engine baseline (${best.name}) ${fmt(best.bsld)}: ${okBase ? 'met' : 'MISSED'}` +
+      (pub ? `; < ${pub.name} ${pub.bsld}: ${okPub ? 'met' : 'MISSED'}` : '; no published F1/RL figure with backfilling for this trace') +
+      (sjf ? `; max wait ${hours(cand.maxWait)} h vs SJF + EASY (engine) ${hours(sjf.maxWait)} h` : '') +
+      ` → ${okBase && okPub ? 'goal met' : 'goal MISSED'}`,
+  );
+  return okBase && okPub;
+}
+
+/** `npm run bench:placement -- --swf FILE`: table (a) for one trace (gz or plain). */
+export function printSwfFile(file: string, load: (f: string) => { jobs: SwfJob[]; maxProcs: number; maxNodes: number }): boolean {
+  const { jobs, maxProcs, maxNodes } = load(file);
+  const c = clusterOf(maxNodes, maxProcs);
+  const samples = swfSamples(jobs, c);
+  return printSwfTable(
+    `${basename(file)} (${c.nodes} nodes × ${c.perNode} processors, from the header), ${samples.length} sample(s) × ${samples[0]?.length ?? 0} jobs (gym np_random seed 1); avg bounded slowdown τ = 10 s`,
+    file,
+    runSwfRows(samples, swfInventory(c)),
+    'Wait = first start − submit, over all samples. Baselines for the goal: the engine\'s SJF + EASY and FCFS + EASY (both EASY variants) — the candidate must beat the best of them.',
+  );
+}
+
+/** Synthetic Lublin–Feitelson traces (bench/placement/lublin.ts): single-user with exact and with user estimates, and a 40-user one. */
+export function printLublinTables(lublinJobs: (o: { seed: number; jobs: number; procs: number; load?: number; estimates?: 'exact' | 'user'; users?: number }) => SwfJob[]): boolean[] {
+  const procs = 256;
+  const c = clusterOf(procs, procs);
+  const cases = [
+    { name: 'single user, exact estimates', estimates: 'exact' as const, users: 1 },
+    { name: 'single user, user estimates', estimates: 'user' as const, users: 1 },
+    { name: '40 users (Zipf), user estimates', estimates: 'user' as const, users: 40 },
+  ];
+  return cases.map((k) => {
+    const jobs = lublinJobs({ seed: 11, jobs: 12_000, procs, load: 0.85, estimates: k.estimates, users: k.users });
+    const samples = swfSamples(jobs, c, { samples: 5 });
+    return printSwfTable(`Lublin–Feitelson synthetic (${k.name}), ${procs} processors, offered load 0.85, seed 11, ${samples.length} samples × ${samples[0].length} jobs`, 'lublin', runSwfRows(samples, swfInventory(c), SWF_ROWS.filter((r) => r.name !== 'FCFS' && r.name !== 'SJF' && !r.name.includes('conservative'))));
+  });
+}

@@ -1,0 +1,203 @@
+// `tandem simulate <trace>`: what-if analysis before an operator changes policy. Replays an SWF or CSV
+// job trace against an inventory (a file, the SWF header's machine, or --nodes × --cpus-per-node)
+// under the chosen policies in the trace-driven simulator (placement/simulate.ts: the same engine the
+// workers decide with), prints the comparison table and writes an SVG plot: utilisation over time
+// and the wait-time distribution of each policy.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
+import { extname } from 'node:path';
+import type { Command } from 'commander';
+import { parse as parseYaml } from 'yaml';
+import { InputError } from '../contract/input-error.js';
+import { policy, type Inventory, type JobRequest, type PolicyConfig } from '../placement/index.js';
+import { simulate, type SimJob, type SimResult } from '../placement/simulate.js';
+import { parseCsv, parseSwf, type Trace, type TraceJob } from './trace.js';
+
+const OFF = { quotas: false, qos: false, preemption: false, topology: false, oversubscription: false, deadlines: false, cost: false, thermal: false } as const;
+
+/** The policies a user can name, each as the engine runs it. */
+export const SIM_POLICIES: Record<string, { label: string; pol: PolicyConfig }> = {
+  fcfs: { label: 'FCFS, no backfill', pol: policy({ ...OFF, fairShare: false, order: 'fcfs', backfill: 'none' }) },
+  sjf: { label: 'SJF (requested time), no backfill', pol: policy({ ...OFF, fairShare: false, order: 'sjf', backfill: 'none' }) },
+  'fcfs-easy': { label: 'FCFS + EASY backfill', pol: policy({ ...OFF, fairShare: false, order: 'fcfs', backfill: 'easy' }) },
+  'sjf-easy': { label: 'SJF + EASY backfill', pol: policy({ ...OFF, fairShare: false, order: 'sjf', backfill: 'easy' }) },
+  'drf-easy': { label: 'per-user DRF + EASY', pol: policy({ ...OFF, fairShare: true, order: 'fairshare', backfill: 'easy' }) },
+  default: { label: "Tandem's default (fair share × score + EASY)", pol: policy({ ...OFF, fairShare: true, order: 'score', backfill: 'easy' }) },
+  'default-conservative': { label: "Tandem's default, conservative backfill", pol: policy({ ...OFF, fairShare: true, order: 'score', backfill: 'conservative' }) },
+};
+
+export interface SimulateOptions {
+  format?: 'swf' | 'csv';
+  inventory?: string;
+  nodes?: number;
+  cpusPerNode?: number;
+  policies: string[];
+  from: number;
+  jobs: number;
+  plot?: string;
+}
+
+export function readTrace(file: string, format?: 'swf' | 'csv'): Trace {
+  const raw = readFileSync(file);
+  const text = (raw[0] === 0x1f && raw[1] === 0x8b ? gunzipSync(raw) : raw).toString('utf8');
+  const ext = extname(file.replace(/\.gz$/, '')).toLowerCase();
+  return (format ?? (ext === '.csv' ? 'csv' : 'swf')) === 'csv' ? parseCsv(text, file) : parseSwf(text);
+}
+
+/** The machine to replay on: a JSON/YAML inventory file, --nodes × --cpus-per-node, or the SWF header's. */
+export function machine(trace: Trace, o: SimulateOptions): { inv: Inventory; perNode: number; nodes: number } {
+  if (o.inventory) {
+    const inv = parseYaml(readFileSync(o.inventory, 'utf8')) as Inventory;
+    if (!inv || !Array.isArray(inv.sites) || !inv.sites.length) throw new InputError('inventory', [{ path: 'sites', message: 'expected `sites: [{ name, clusters: [{ name, partitions: [{ name, nodes: [{ id, cpus, gpus, memoryMB }] }] }] }]`' }], { source: o.inventory });
+    const nodes = inv.sites.flatMap((s) => s.clusters.flatMap((c) => c.partitions.flatMap((p) => p.nodes)));
+    if (!nodes.length) throw new InputError('inventory', [{ path: 'sites', message: 'no nodes' }], { source: o.inventory });
+    return { inv, perNode: Math.min(...nodes.map((n) => n.cpus)), nodes: nodes.length };
+  }
+  const nodes = o.nodes ?? (trace.maxNodes || trace.maxProcs);
+  if (!nodes) throw new InputError('simulate options', [{ path: '--nodes', message: 'the trace names no machine size (no MaxNodes/MaxProcs header): give --nodes and --cpus-per-node, or --inventory' }]);
+  const perNode = o.cpusPerNode ?? Math.max(1, Math.floor((trace.maxProcs || nodes) / nodes));
+  const list = Array.from({ length: nodes }, (_, i) => ({ id: `n${i}`, cpus: perNode, gpus: 0, memoryMB: 1024, ibIsland: 'machine' }));
+  return { inv: { sites: [{ name: 'trace', clusters: [{ name: 'machine', partitions: [{ name: 'batch', nodes: list }] }] }] }, perNode, nodes };
+}
+
+/** HPCSim's reading of a job: ceil(procs / per-node) whole nodes; tenant = the trace's user. */
+function simJob(j: TraceJob, t0: number, perNode: number): SimJob {
+  const req: JobRequest = { id: `j${j.id}`, type: 'hpc-mpi', tenant: `u${j.user}`, qos: 'gold', priority: 100, submit: j.submit - t0, count: Math.ceil(j.procs / perNode), per: { cpus: perNode, gpus: 0, memoryMB: 0 }, maxPerNode: 1, walltime: Math.max(1, j.reqTime) };
+  return { req, run: j.run };
+}
+
+export interface PolicyOutcome {
+  name: string;
+  label: string;
+  res: SimResult;
+  waits: number[];
+  /** Busy CPUs over time: [t, cpus] steps. */
+  busy: [number, number][];
+}
+
+export function runSimulation(trace: Trace, o: SimulateOptions): { outcomes: PolicyOutcome[]; jobs: SimJob[]; capacity: number; skipped: number } {
+  for (const p of o.policies) if (!SIM_POLICIES[p]) throw new InputError('simulate options', [{ path: '--policies', message: `unknown policy "${p}" (one of ${Object.keys(SIM_POLICIES).join(', ')})` }]);
+  const { inv, perNode, nodes } = machine(trace, o);
+  const window = trace.jobs.slice(o.from, o.from + o.jobs);
+  if (!window.length) throw new InputError('simulate options', [{ path: '--from', message: `the trace has ${trace.jobs.length} job(s); none from ${o.from}` }]);
+  const fits = window.filter((j) => Math.ceil(j.procs / perNode) <= nodes);
+  const jobs = fits.map((j) => simJob(j, fits[0].submit, perNode));
+  const capacity = nodes * perNode;
+  const byId = new Map(jobs.map((j) => [j.req.id, j]));
+  const outcomes = o.policies.map((name) => {
+    const res = simulate(inv, jobs, SIM_POLICIES[name].pol);
+    const waits = res.outcomes.map((x) => x.firstStart - x.submit).sort((a, b) => a - b);
+    const ev: [number, number][] = [];
+    for (const x of res.outcomes) {
+      const c = byId.get(x.id)!.req.count * perNode;
+      ev.push([x.firstStart, c], [x.end, -c]);
+    }
+    ev.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    let cur = 0;
+    const busy: [number, number][] = ev.map(([t, d]) => [t, (cur += d)]);
+    return { name, label: SIM_POLICIES[name].label, res, waits, busy };
+  });
+  return { outcomes, jobs, capacity, skipped: window.length - fits.length };
+}
+
+const h = (s: number) => (s / 3600).toFixed(1);
+
+export function formatTable(outcomes: PolicyOutcome[]): string {
+  const rows = [['POLICY', 'JOBS', 'AVG BSLD', 'AVG WAIT (h)', 'P99 WAIT (h)', 'MAX WAIT (h)', 'UTIL', 'MAKESPAN (h)', 'vs FIRST (bsld)']];
+  const base = outcomes[0]?.res.avgBsld;
+  for (const o of outcomes) {
+    const w = o.waits;
+    const mean = w.reduce((t, x) => t + x, 0) / Math.max(1, w.length);
+    rows.push([o.label, String(o.res.outcomes.length), o.res.avgBsld.toFixed(2), h(mean), h(w[Math.floor(0.99 * (w.length - 1))] ?? 0), h(w[w.length - 1] ?? 0), o.res.utilCpu.toFixed(3), h(o.res.makespan), base ? `×${(o.res.avgBsld / base).toFixed(2)}` : '-']);
+  }
+  const width = rows[0].map((_, k) => Math.max(...rows.map((r) => r[k].length)));
+  return rows.map((r) => r.map((c, k) => (k === 0 ? c.padEnd(width[k]) : c.padStart(width[k]))).join('  ')).join('\n');
+}
+
+const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2'];
+const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
+
+/** Two panels: utilisation over time (hourly means) and the cumulative distribution of waits. */
+export function plotSvg(outcomes: PolicyOutcome[], capacity: number, title: string): string {
+  const W = 900;
+  const H = 300;
+  const pad = 50;
+  const end = Math.max(1, ...outcomes.map((o) => o.busy[o.busy.length - 1]?.[0] ?? 0));
+  const bins = Math.min(400, Math.max(10, Math.ceil(end / 3600)));
+  const dt = end / bins;
+  const util = (o: PolicyOutcome) => {
+    const out = new Array<number>(bins).fill(0);
+    for (let k = 0; k + 1 < o.busy.length; k++) {
+      const [t0, c] = o.busy[k];
+      const t1 = o.busy[k + 1][0];
+      for (let b = Math.floor(t0 / dt); b < bins && b * dt < t1; b++) out[b] += (c * (Math.min(t1, (b + 1) * dt) - Math.max(t0, b * dt))) / (dt * capacity);
+    }
+    return out;
+  };
+  const x1 = (t: number) => pad + ((W - 2 * pad) * t) / end;
+  const y1 = (u: number) => pad + (H - 2 * pad) * (1 - Math.min(1, u));
+  const maxWait = Math.max(1, ...outcomes.map((o) => o.waits[o.waits.length - 1] ?? 0));
+  const x2 = (w: number) => pad + ((W - 2 * pad) * Math.log10(1 + w)) / Math.log10(1 + maxWait);
+  const y2 = (f: number) => H + pad + (H - 2 * pad) * (1 - f);
+  const parts: string[] = [];
+  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${2 * H + 40}" font-family="sans-serif" font-size="12">`);
+  parts.push(`<text x="${pad}" y="20" font-size="14">${esc(title)}</text>`);
+  parts.push(`<text x="${pad}" y="${pad - 8}">CPU utilisation over time (hourly means; x: hours since the first arrival)</text>`);
+  parts.push(`<text x="${pad}" y="${H + pad - 8}">Wait-time distribution (share of jobs waiting at most x; x log scale, hours)</text>`);
+  for (const [y0] of [[0], [H]]) parts.push(`<rect x="${pad}" y="${y0 + pad}" width="${W - 2 * pad}" height="${H - 2 * pad}" fill="none" stroke="#999"/>`);
+  for (const f of [0, 0.5, 1]) {
+    parts.push(`<text x="${pad - 30}" y="${y1(f) + 4}">${f * 100}%</text>`);
+    parts.push(`<text x="${pad - 30}" y="${y2(f) + 4}">${f * 100}%</text>`);
+  }
+  for (const t of [0, end / 2, end]) parts.push(`<text x="${x1(t) - 10}" y="${H - pad + 16}">${h(t)}</text>`);
+  for (const w of [0, 3600, 24 * 3600, maxWait].filter((w) => w <= maxWait)) parts.push(`<text x="${x2(w) - 10}" y="${2 * H - pad + 16}">${h(w)}</text>`);
+  outcomes.forEach((o, k) => {
+    const c = COLORS[k % COLORS.length];
+    const u = util(o);
+    parts.push(`<polyline fill="none" stroke="${c}" stroke-width="1.2" points="${u.map((v, b) => `${x1((b + 0.5) * dt).toFixed(1)},${y1(v).toFixed(1)}`).join(' ')}"/>`);
+    const n = o.waits.length;
+    const step = Math.max(1, Math.floor(n / 400));
+    const pts: string[] = [];
+    for (let q = 0; q < n; q += step) pts.push(`${x2(o.waits[q]).toFixed(1)},${y2((q + 1) / n).toFixed(1)}`);
+    if (n) pts.push(`${x2(o.waits[n - 1]).toFixed(1)},${y2(1).toFixed(1)}`);
+    parts.push(`<polyline fill="none" stroke="${c}" stroke-width="1.5" points="${pts.join(' ')}"/>`);
+    parts.push(`<text x="${W - pad - 330}" y="${pad + 16 + 16 * k}" fill="${c}">${esc(`${o.label}: bsld ${o.res.avgBsld.toFixed(1)}`)}</text>`);
+  });
+  parts.push('</svg>');
+  return parts.join('\n');
+}
+
+const int = (name: string) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new InputError('simulate options', [{ path: name, message: `expected a whole number, got ${JSON.stringify(v)}` }]);
+  return n;
+};
+
+export function registerSimulateCommand(program: Command): void {
+  program
+    .command('simulate <trace>')
+    .description('replay an SWF/CSV job trace under chosen policies: comparison table and an SVG plot (what-if before a policy change)')
+    .option('--format <swf|csv>', 'trace format (default: by extension; .gz is read either way)')
+    .option('--inventory <file>', 'the machine as a JSON/YAML inventory (sites → clusters → partitions → nodes)')
+    .option('--nodes <n>', "number of nodes (default: the SWF header's MaxNodes)", int('--nodes'))
+    .option('--cpus-per-node <n>', "processors per node (default: the header's MaxProcs / MaxNodes)", int('--cpus-per-node'))
+    .option('--policies <list>', `comma-separated, first is the baseline: ${Object.keys(SIM_POLICIES).join(', ')}`, 'fcfs-easy,sjf-easy,default')
+    .option('--from <k>', 'first job (index in the trace)', int('--from'), 0)
+    .option('--jobs <n>', 'how many consecutive jobs to replay', int('--jobs'), 5000)
+    .option('--plot <file.svg>', 'where to write the plot', 'simulate.svg')
+    .option('--json', 'machine-readable output')
+    .action((file: string, o: Omit<SimulateOptions, 'policies'> & { policies: string; json?: boolean }) => {
+      if (o.format && o.format !== 'swf' && o.format !== 'csv') throw new InputError('simulate options', [{ path: '--format', message: `expected swf or csv, got ${JSON.stringify(o.format)}` }]);
+      const opts: SimulateOptions = { ...o, policies: o.policies.split(',').map((p) => p.trim()).filter(Boolean) };
+      const trace = readTrace(file, opts.format);
+      const { outcomes, capacity, skipped, jobs } = runSimulation(trace, opts);
+      if (opts.plot) writeFileSync(opts.plot, plotSvg(outcomes, capacity, `${file}: ${jobs.length} jobs on ${capacity} processors`));
+      if (o.json) {
+        console.log(JSON.stringify(outcomes.map((x) => ({ policy: x.name, jobs: x.res.outcomes.length, avgBsld: x.res.avgBsld, maxWait: x.waits[x.waits.length - 1] ?? 0, util: x.res.utilCpu, makespan: x.res.makespan })), null, 2));
+        return;
+      }
+      console.log(`${file}: ${jobs.length} job(s) from #${opts.from} on ${capacity} processors${skipped ? ` (${skipped} larger than the machine left out)` : ''}`);
+      console.log(formatTable(outcomes));
+      if (opts.plot) console.log(`plot: ${opts.plot} (utilisation over time, wait-time distribution)`);
+    });
+}

@@ -1,0 +1,324 @@
+// A discrete-event simulator that replays jobs through the placement engine (or a baseline expressed
+// as an engine policy). Scheduling passes run at every arrival and completion, as in RLScheduler's
+// HPCSim; preempted jobs re-queue with their remaining work (checkpointable) or from scratch.
+import { ClusterState, schedule, type Decision, type Inventory, type JobRequest, type PolicyConfig } from './index.js';
+
+export interface SimJob {
+  req: JobRequest;
+  /** Actual run time (s) on its requested resources. */
+  run: number;
+}
+
+export interface JobOutcome {
+  id: string;
+  submit: number;
+  firstStart: number;
+  end: number;
+  run: number;
+  preemptions: number;
+}
+
+export interface SimResult {
+  outcomes: JobOutcome[];
+  /** Jobs the policy rejected (or that could never start); not in the averages, which are over `outcomes`. */
+  rejected: string[];
+  /** Rejections by the engine's reason ('too-large', 'quota', 'qos-burst', …; 'never-starts' for jobs left waiting with nothing to wait for). */
+  rejectReasons: Record<string, number>;
+  /** First arrival to last completion (s). */
+  makespan: number;
+  /** Seconds during which at least one job was running (the union of the run intervals). */
+  busy: number;
+  /** Mean CPU / GPU utilisation over the busy period: work done / (physical capacity × `busy`). */
+  utilCpu: number;
+  utilGpu: number;
+  avgJct: number;
+  avgBsld: number;
+  /** Makespan lower bound of the completed jobs: see makespanLowerBound. */
+  lowerBound: number;
+  /** Average JCT lower bound: mean run time of the completed jobs (a job's JCT is at least its run). */
+  jctLowerBound: number;
+  decisions: number;
+  /** Starts the engine marked oversubscribed. */
+  oversubscribed: number;
+}
+
+export interface LbJob {
+  submit: number;
+  run: number;
+  /** Total CPUs / GPUs the job holds while it runs (slots × per slot). */
+  cpus: number;
+  gpus: number;
+}
+
+/**
+ * A lower bound on the makespan (measured from `first`, the first arrival) of any schedule of `jobs`
+ * on `cap` CPUs and GPUs: the largest of
+ *  - max over jobs of (submit − first + run): no job ends before it arrives and runs;
+ *  - max over arrival times t of (t − first + W(t) / capacity), per resource, where W(t) is the work
+ *    (resource-seconds) of the jobs submitted at or after t: none of it can be done before t. At
+ *    t = first this is the total work / capacity bound.
+ */
+export function makespanLowerBound(jobs: LbJob[], cap: { cpus: number; gpus: number }, first = jobs.reduce((m, j) => Math.min(m, j.submit), Infinity)): number {
+  if (!jobs.length) return 0;
+  let lb = 0;
+  for (const j of jobs) lb = Math.max(lb, j.submit - first + j.run);
+  const bySubmit = [...jobs].sort((a, b) => b.submit - a.submit);
+  let wCpu = 0;
+  let wGpu = 0;
+  for (let k = 0; k < bySubmit.length; k++) {
+    const j = bySubmit[k];
+    wCpu += j.cpus * j.run;
+    wGpu += j.gpus * j.run;
+    if (k + 1 < bySubmit.length && bySubmit[k + 1].submit === j.submit) continue; // all jobs submitted at t first
+    const t = j.submit - first;
+    if (cap.cpus > 0) lb = Math.max(lb, t + wCpu / cap.cpus);
+    if (cap.gpus > 0) lb = Math.max(lb, t + wGpu / cap.gpus);
+  }
+  return lb;
+}
+
+/**
+ * Capacity for the lower bound: physical, or, when the policy oversubscribes, each node's capacity
+ * times its partition's ratio (the most the simulator can ever run at once).
+ */
+export function lbCapacity(s: ClusterState, pol: Pick<PolicyConfig, 'oversubscription'>): { cpus: number; gpus: number } {
+  let cpus = 0;
+  let gpus = 0;
+  for (let i = 0; i < s.n; i++) {
+    if (s.down[i]) continue;
+    cpus += s.capCpu[i] * (pol.oversubscription ? s.osCpu[i] : 1);
+    gpus += s.capGpu[i] * (pol.oversubscription ? s.osGpu[i] : 1);
+  }
+  return { cpus, gpus };
+}
+
+export const lbJob = (j: SimJob): LbJob => ({ submit: j.req.submit, run: j.run, cpus: j.req.per.cpus * j.req.count, gpus: j.req.per.gpus * j.req.count });
+
+export interface SimOptions {
+  /** Extra scheduling ticks (s) while jobs wait, for policies whose priorities change with time (LAS). */
+  tick?: number;
+  tau?: number;
+  /** Schedule only at multiples of `tick` (round-based schedulers such as Pollux's simulator), not at every event. */
+  rounds?: boolean;
+  /** Seconds added to a preempted job's remaining work when it restarts (Pollux's simulator: 30 s). */
+  restartPenalty?: number;
+  /**
+   * RLScheduler's HPCSim loop (HPCSimPickJobs.schedule_curr_sequence_reset), for FCFS/SJF with no
+   * backfill or its EASY variant: the job picked first in policy order, once it does not fit, stays
+   * picked until it starts (skip_for_resources_greedy only moves time on), so a shorter job arriving
+   * meanwhile cannot overtake it under SJF. With backfill, its shadow time is taken once when it
+   * blocks (moveforward_for_resources_backfill_greedy) and waiting jobs are backfilled in FCFS order
+   * if they fit now and, by their estimates, end strictly before it.
+   */
+  hpcsimLoop?: boolean;
+}
+
+class Heap {
+  private a: { t: number; id: string; v: number }[] = [];
+  push(x: { t: number; id: string; v: number }) {
+    const a = this.a;
+    a.push(x);
+    let i = a.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (a[p].t < a[i].t || (a[p].t === a[i].t && a[p].id <= a[i].id)) break;
+      [a[p], a[i]] = [a[i], a[p]];
+      i = p;
+    }
+  }
+  peek() {
+    return this.a[0];
+  }
+  pop() {
+    const a = this.a;
+    const top = a[0];
+    const last = a.pop()!;
+    if (a.length) {
+      a[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < a.length && (a[l].t < a[m].t || (a[l].t === a[m].t && a[l].id < a[m].id))) m = l;
+        if (r < a.length && (a[r].t < a[m].t || (a[r].t === a[m].t && a[r].id < a[m].id))) m = r;
+        if (m === i) break;
+        [a[m], a[i]] = [a[i], a[m]];
+        i = m;
+      }
+    }
+    return top;
+  }
+  get size() {
+    return this.a.length;
+  }
+}
+
+export function simulate(inv: Inventory, jobs: SimJob[], pol: PolicyConfig, opts: SimOptions = {}): SimResult {
+  const tau = opts.tau ?? 10;
+  const s = new ClusterState(inv);
+  const arrivals = [...jobs].sort((a, b) => a.req.submit - b.req.submit || (a.req.id < b.req.id ? -1 : 1));
+  const byId = new Map(jobs.map((j) => [j.req.id, j]));
+  const st = new Map<string, { remaining: number; start: number; firstStart: number; version: number; preemptions: number; attained: number }>();
+  for (const j of jobs) st.set(j.req.id, { remaining: j.run, start: -1, firstStart: -1, version: 0, preemptions: 0, attained: 0 });
+  const done = new Heap();
+  const queue = new Map<string, JobRequest>();
+  const outcomes: JobOutcome[] = [];
+  const rejected: string[] = [];
+  const rejectReasons: Record<string, number> = {};
+  let next = 0;
+  let now = arrivals.length ? arrivals[0].req.submit : 0;
+  let decisions = 0;
+  let oversubscribed = 0;
+  let busy = 0;
+  let workCpu = 0;
+  let workGpu = 0;
+  let nextTick = Infinity;
+  let picked: { id: string; shadow: number } | undefined;
+  while (next < arrivals.length || done.size || queue.size) {
+    const tArr = next < arrivals.length ? arrivals[next].req.submit : Infinity;
+    const tDone = done.size ? done.peek().t : Infinity;
+    const t = Math.min(tArr, tDone, queue.size ? nextTick : Infinity);
+    if (t === Infinity) {
+      // Nothing runs, nothing arrives, yet jobs wait: they can never start.
+      for (const id of queue.keys()) rejected.push(id);
+      if (queue.size) rejectReasons['never-starts'] = (rejectReasons['never-starts'] ?? 0) + queue.size;
+      break;
+    }
+    // What runs stays put between events: [now, t) is busy iff something runs.
+    if (s.running.size) busy += t - now;
+    now = t;
+    while (done.size && done.peek().t <= now) {
+      const e = done.pop();
+      const js = st.get(e.id)!;
+      if (e.v !== js.version) continue; // preempted since
+      const a = s.release(e.id)!;
+      const j = byId.get(e.id)!;
+      outcomes.push({ id: e.id, submit: j.req.submit, firstStart: js.firstStart, end: now, run: j.run, preemptions: js.preemptions });
+      void a;
+    }
+    const intoEmpty: string[] | undefined = opts.hpcsimLoop && queue.size === 0 ? [] : undefined;
+    while (next < arrivals.length && arrivals[next].req.submit <= now) {
+      const j = arrivals[next++];
+      queue.set(j.req.id, { ...j.req });
+      intoEmpty?.push(j.req.id);
+    }
+    if (pol.order === 'las' || pol.order === 'srsf') {
+      // Attained service moves with time: refresh it for waiting and running jobs.
+      for (const [id, q] of queue) q.attained = st.get(id)!.attained;
+      for (const a of s.running.values()) a.job.attained = st.get(a.job.id)!.attained + a.job.per.gpus * a.job.count * (now - a.start);
+    }
+    if (opts.rounds && opts.tick && now % opts.tick !== 0) {
+      nextTick = Math.ceil(now / opts.tick) * opts.tick;
+      continue;
+    }
+    const ds = opts.hpcsimLoop ? hpcsimPass(intoEmpty) : schedule(s, [...queue.values()], now, pol);
+    decisions += ds.length;
+    for (const d of ds) {
+      if (d.kind === 'start' || d.kind === 'preempt') {
+        if (d.kind === 'start' && d.oversubscribed) oversubscribed++;
+        if (d.kind === 'preempt')
+          for (const vid of d.victims) {
+            const vs = st.get(vid)!;
+            const vj = byId.get(vid)!;
+            const ran = now - vs.start;
+            vs.attained += vj.req.per.gpus * vj.req.count * ran;
+            workCpu -= vj.req.per.cpus * vj.req.count * Math.max(0, vs.remaining - ran);
+            workGpu -= vj.req.per.gpus * vj.req.count * Math.max(0, vs.remaining - ran);
+            vs.remaining = vj.req.checkpointable ? Math.max(1, vs.remaining - ran) : vj.run;
+            vs.version++;
+            vs.preemptions++;
+            queue.set(vid, { ...vj.req, attained: vs.attained });
+          }
+        const js = st.get(d.jobId)!;
+        const j = byId.get(d.jobId)!;
+        if (js.firstStart >= 0 && opts.restartPenalty) js.remaining += opts.restartPenalty;
+        js.start = now;
+        if (js.firstStart < 0) js.firstStart = now;
+        done.push({ t: now + js.remaining, id: d.jobId, v: js.version });
+        workCpu += j.req.per.cpus * j.req.count * js.remaining;
+        workGpu += j.req.per.gpus * j.req.count * js.remaining;
+        queue.delete(d.jobId);
+      } else if (d.kind === 'reject') {
+        rejected.push(d.jobId);
+        rejectReasons[d.reason] = (rejectReasons[d.reason] ?? 0) + 1;
+        queue.delete(d.jobId);
+      }
+    }
+    nextTick = opts.tick ? now + opts.tick : Infinity;
+  }
+  /**
+   * One HPCSim step at `now`; `schedule` applies the starts to `s`, the caller books them.
+   * `intoEmpty`: jobs that arrived now to an empty queue, in trace order.
+   */
+  function hpcsimPass(intoEmpty?: string[]): Decision[] {
+    const out: Decision[] = [];
+    const gone = new Set<string>();
+    const waiting = () => [...queue.values()].filter((q) => !s.running.has(q.id) && !gone.has(q.id));
+    const strict = { ...pol, backfill: 'none' as const };
+    const reserveIn = (ds: Decision[]) => ds.find((d): d is Extract<Decision, { kind: 'reserve' }> => d.kind === 'reserve');
+    const run = (jobs: JobRequest[], p: PolicyConfig) => {
+      const ds = schedule(s, jobs, now, p);
+      for (const d of ds) if (d.kind === 'reject') gone.add(d.jobId);
+      out.push(...ds);
+      return ds;
+    };
+    // HPCSim's moveforward_for_job feeds an empty queue one arrival at a time and picks among what is
+    // queued, so jobs arriving together at an idle queue are picked in trace order, not policy order.
+    for (const id of picked ? [] : (intoEmpty ?? [])) {
+      const r = reserveIn(run([queue.get(id)!], strict));
+      if (r) {
+        picked = { id, shadow: r.at };
+        break;
+      }
+    }
+    for (;;) {
+      if (picked && (gone.has(picked.id) || !queue.has(picked.id))) picked = undefined;
+      if (picked) {
+        if (run([queue.get(picked.id)!], strict).some((d) => d.kind === 'start')) {
+          picked = undefined;
+          continue;
+        }
+      } else {
+        // Start jobs in policy order while they fit; the first that does not becomes the picked job.
+        const ds = run(waiting(), strict);
+        const r = reserveIn(ds);
+        if (!r) {
+          if (ds.some((d) => d.kind === 'reject')) continue; // a too-large head left: pick again
+          return out;
+        }
+        picked = { id: r.jobId, shadow: r.at };
+      }
+      if (pol.backfill !== 'none') {
+        const p = picked;
+        const fits = waiting().filter((q) => q.id !== p.id && now + q.walltime < p.shadow);
+        // Depth 0: no reservation of the engine's own; the shadow test above is HPCSim's.
+        run(fits, { ...pol, order: 'fcfs', backfill: 'easy', reservationDepth: 0, backfillExtraNodes: true });
+      }
+      return out;
+    }
+  }
+  const first = arrivals.length ? arrivals[0].req.submit : 0;
+  const lastEnd = outcomes.reduce((m, o) => Math.max(m, o.end), first);
+  const makespan = lastEnd - first;
+  const jct = outcomes.reduce((t, o) => t + (o.end - o.submit), 0) / Math.max(1, outcomes.length);
+  const bsld = outcomes.reduce((t, o) => t + Math.max(1, (o.end - o.submit) / Math.max(o.run, tau)), 0) / Math.max(1, outcomes.length);
+  const served = outcomes.map((o) => byId.get(o.id)!);
+  const lowerBound = makespanLowerBound(served.map(lbJob), lbCapacity(s, pol), first);
+  const jctLowerBound = served.reduce((t, j) => t + j.run, 0) / Math.max(1, served.length);
+  return {
+    outcomes,
+    rejected,
+    rejectReasons,
+    makespan,
+    busy,
+    utilCpu: busy > 0 && s.totalCpu ? workCpu / (s.totalCpu * busy) : 0,
+    utilGpu: busy > 0 && s.totalGpu ? workGpu / (s.totalGpu * busy) : 0,
+    avgJct: jct,
+    avgBsld: bsld,
+    lowerBound,
+    jctLowerBound,
+    decisions,
+    oversubscribed,
+  };
+}

@@ -1,0 +1,21 @@
+// Command kube-apiserver mirrors k8s.io/kubernetes/cmd/kube-apiserver/apiserver.go.
+// `go install` refuses that package (its go.mod has replace directives), so this
+// wrapper module builds it with the staging modules pinned to published versions.
+package main
+
+import (
+	"os"
+	_ "time/tzdata" // for CronJob time zones
+
+	"k8s.io/component-base/cli"
+	_ "k8s.io/component-base/logs/json/register"          // for JSON log format registration
+	_ "k8s.io/component-base/metrics/prometheus/clientgo" // load all the prometheus client-go plugins
+	_ "k8s.io/component-base/metrics/prometheus/version"  // for version metric registration
+	"k8s.io/kubernetes/cmd/kube-apiserver/app"
+)
+
+func main() {
+	command := app.NewAPIServerCommand()
+	code := cli.Run(command)
+	os.Exit(code)
+}

@@ -1,0 +1,21 @@
+// Command kube-controller-manager mirrors
+// k8s.io/kubernetes/cmd/kube-controller-manager/controller-manager.go (see
+// ../kube-apiserver/main.go for why a wrapper module is needed).
+package main
+
+import (
+	"os"
+	_ "time/tzdata" // for CronJob time zones
+
+	"k8s.io/component-base/cli"
+	_ "k8s.io/component-base/logs/json/register"          // for JSON log format registration
+	_ "k8s.io/component-base/metrics/prometheus/clientgo" // load all the prometheus client-go plugin
+	_ "k8s.io/component-base/metrics/prometheus/version"  // for version metric registration
+	"k8s.io/kubernetes/cmd/kube-controller-manager/app"
+)
+
+func main() {
+	command := app.NewControllerManagerCommand()
+	code := cli.Run(command)
+	os.Exit(code)
+}

@@ -1,0 +1,117 @@
+// Secure connections as a team's cluster demands them: mTLS (server CA, server name, client
+// certificate), an API key and extra gRPC metadata, all taken from Temporal's own environment
+// configuration (a temporal.toml profile). The server is the real dev server behind a TLS front
+// (tls-front.ts) that refuses anything less; the worker (Rust core) and the client (grpc-js) both go
+// through it and a pipeline completes.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { loadClientConfig } from '../../config/worker.js';
+import { ConfigError } from '../../config/errors.js';
+import { createTandemWorker } from '../../workers/worker.js';
+import { TandemClient } from '../../sdk/client.js';
+import { temporalChecks } from '../../cli/doctor.js';
+import { address, spec, tempDir, uniqueQueue, workflowBundle } from '../helpers.js';
+import { makePki, startTlsFront, type Pki, type TlsFront } from './tls-front.js';
+
+let pki: Pki;
+let front: TlsFront;
+let toml: string;
+const apiKey = `tk-${randomBytes(12).toString('hex')}`;
+
+beforeAll(async () => {
+  const dir = tempDir('pki');
+  pki = makePki(dir);
+  front = await startTlsFront({ upstream: address(), pki, apiKey, requireHeader: ['x-gateway-tenant', 'acme'] });
+  toml = join(dir, 'temporal.toml');
+  writeFileSync(
+    toml,
+    `[profile.secure]
+address = "${front.address}"
+namespace = "default"
+api_key = "${apiKey}"
+
+[profile.secure.tls]
+server_name = "temporal.test"
+server_ca_cert_path = "${pki.ca}"
+client_cert_path = "${pki.clientCert}"
+client_key_path = "${pki.clientKey}"
+
+[profile.secure.grpc_meta]
+x-gateway-tenant = "acme"
+
+[profile.plain]
+address = "${front.address}"
+`,
+  );
+}, 60_000);
+
+afterAll(() => front?.close());
+
+test('the profile resolves to TLS with the CA, server name and client pair, the API key and the metadata', () => {
+  const c = loadClientConfig({ HOME: '/nonexistent' }, { profile: 'secure', configFile: toml });
+  expect(c.address).toBe(front.address);
+  expect(c.connection).toMatchObject({ address: front.address, apiKey, metadata: { 'x-gateway-tenant': 'acme' }, tls: { serverNameOverride: 'temporal.test', serverRootCACertificate: expect.any(Uint8Array), clientCertPair: { crt: expect.any(Uint8Array), key: expect.any(Uint8Array) } } });
+  // TEMPORAL_* variables override the profile, as in Temporal's own CLI.
+  expect(loadClientConfig({ TEMPORAL_NAMESPACE: 'other' }, { profile: 'secure', configFile: toml }).namespace).toBe('other');
+});
+
+test('a missing profile or certificate is a ConfigError naming it, and the API key is never printed', () => {
+  expect(() => loadClientConfig({}, { profile: 'nope', configFile: toml })).toThrow(ConfigError);
+  expect(() => loadClientConfig({}, { profile: 'nope', configFile: toml })).toThrow(/profile nope.*Profile 'nope' not found/s);
+  const bad = join(pki.dir, 'bad.toml');
+  writeFileSync(bad, `[profile.p]\naddress = "127.0.0.1:1"\napi_key = "${apiKey}"\n[profile.p.tls]\nclient_cert_path = "${pki.dir}/missing.pem"\nclient_key_path = "${pki.clientKey}"\n`);
+  let message = '';
+  try {
+    loadClientConfig({}, { profile: 'p', configFile: bad });
+  } catch (e) {
+    message = (e as Error).message;
+  }
+  expect(message).toMatch(/missing\.pem/);
+  expect(message).not.toContain(apiKey);
+  const env = { TEMPORAL_API_KEY: apiKey, TEMPORAL_TLS_CLIENT_CERT_PATH: '/nonexistent.pem' };
+  let envMessage = '';
+  try {
+    loadClientConfig(env);
+  } catch (e) {
+    envMessage = (e as Error).message;
+  }
+  expect(envMessage).toMatch(/TEMPORAL_TLS_CLIENT_CERT_PATH=\/nonexistent\.pem.*no such file/);
+  expect(envMessage).not.toContain(apiKey);
+});
+
+test('worker and client connect through mTLS + API key + metadata and run a pipeline', async () => {
+  const cfg = loadClientConfig({}, { profile: 'secure', configFile: toml });
+  const taskQueue = uniqueQueue('secure');
+  const { worker, connection } = await createTandemWorker({ address: cfg.address, connection: cfg.connection, taskQueue, home: tempDir('secure-home'), workflowBundle: await workflowBundle() });
+  const running = worker.run();
+  const tandem = await TandemClient.connect({ profile: 'secure', configFile: toml, taskQueue });
+  try {
+    const before = front.forwarded;
+    const h = await tandem.launch(spec({ stages: { train: { steps: 20, checkpointEvery: 10 } } }), { id: uniqueQueue('secure-run'), tuning: { pollMaxMs: 500 } });
+    await expect(h.result().catch((e: { cause?: { message?: string; cause?: { message?: string } } }) => { throw new Error(`${e.cause?.message}: ${e.cause?.cause?.message}`); })).resolves.toMatchObject({ pipeline: 'test' });
+    expect(front.forwarded).toBeGreaterThan(before);
+    expect(front.lastHeaders?.['x-gateway-tenant']).toBe('acme');
+    // `tandem doctor`'s Temporal lines through the same front: TLS with a client certificate, the
+    // namespace, the search attributes and the worker polling this queue.
+    const checks = await temporalChecks({ connect: () => TandemClient.connect({ profile: 'secure', configFile: toml, taskQueue }), connectArgo: () => Promise.reject(new Error('unused')), target: () => ({ ...cfg, taskQueue }) }, taskQueue);
+    expect(checks.map((c) => [c.name, c.ok])).toEqual([['temporal', true], ['search attributes', true], ['workers', true]]);
+    expect(checks[0]!.detail).toMatch(/\(TLS, mTLS\) with API key, namespace default/);
+  } finally {
+    await tandem.close();
+    worker.shutdown();
+    await running;
+    await connection.close();
+  }
+}, 180_000);
+
+test('the front refuses plain text, a stranger certificate and a wrong API key, and the errors say so', async () => {
+  await expect(TandemClient.connect({ address: front.address })).rejects.toThrow(/cannot reach the Temporal server at 127\.0\.0\.1:\d+ /);
+  const cfg = loadClientConfig({}, { profile: 'secure', configFile: toml });
+  const tls = cfg.connection.tls as { serverNameOverride: string; serverRootCACertificate: Buffer };
+  const { readFileSync } = await import('node:fs');
+  await expect(TandemClient.connect({ address: front.address, tls: { ...tls, clientCertPair: { crt: readFileSync(pki.strangerCert), key: readFileSync(pki.strangerKey) } }, apiKey })).rejects.toThrow(/cannot reach the Temporal server at .* \(TLS\)/);
+  const refused = front.refused;
+  await expect(TandemClient.connect({ profile: 'secure', configFile: toml, apiKey: 'wrong-key' })).rejects.toThrow(/missing or wrong API key/);
+  expect(front.refused).toBeGreaterThan(refused);
+}, 60_000);

@@ -1,0 +1,100 @@
+// The TandemPlugin in a plain Temporal TypeScript worker and client (not Tandem's createTandemWorker):
+// the team's own workflow and activity run beside the hybrid pipeline and an Argo workflow; the same
+// plugin instance on Client and Worker carries the payload codec, so what the server stores is
+// encrypted and both sides still read it. Real dev server, embedded local runtime.
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { TandemPlugin } from '../workers/plugin.js';
+import { loadWorkerConfig } from '../config/worker.js';
+import { ArgoClient, prepare } from '../argo/client.js';
+import { TandemClient } from '../sdk/client.js';
+import { address, spec, tempDir, uniqueQueue } from './helpers.js';
+
+
+const ARGO = `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  generateName: plugin-steps-
+spec:
+  entrypoint: main
+  templates:
+    - name: main
+      steps:
+        - - name: say
+            template: echo
+    - name: echo
+      container:
+        image: alpine:3.20
+        command: [sh, -c]
+        args: ["echo from-argo"]
+`;
+
+describe('TandemPlugin in a plain Temporal worker', () => {
+  const taskQueue = uniqueQueue('plugin');
+  const home = tempDir('plugin-home');
+  const key = randomBytes(32).toString('base64');
+  // The configuration a worker would read from its environment, here given explicitly.
+  const config = loadWorkerConfig({ TANDEM_HOME: home, TANDEM_CODEC_KEY: key, TANDEM_CODEC_KEY_ID: 'k1' });
+  const plugin = new TandemPlugin({ config });
+  let worker: Worker;
+  let running: Promise<void>;
+  let native: NativeConnection;
+  let connection: Connection;
+  let client: Client;
+
+  beforeAll(async () => {
+    native = await NativeConnection.connect({ address: address() });
+    worker = await Worker.create({
+      connection: native,
+      taskQueue,
+      workflowsPath: join(process.cwd(), 'test/fixtures/consumer/workflows.ts'),
+      activities: { shout: async (s: string) => s.toUpperCase() },
+      plugins: [plugin],
+    });
+    running = worker.run();
+    connection = await Connection.connect({ address: address() });
+    client = new Client({ connection, plugins: [plugin] });
+  }, 120_000);
+
+  afterAll(async () => {
+    worker?.shutdown();
+    await running;
+    await connection?.close();
+    await native?.close();
+  });
+
+  test("the team's own workflow and activity still run beside Tandem's", async () => {
+    const r = await client.workflow.execute('teamGreeting', { taskQueue, workflowId: uniqueQueue('greet'), args: ['world'] });
+    expect(r).toBe('HELLO WORLD');
+  });
+
+  test('the hybrid pipeline runs, and its history holds only encrypted payloads', async () => {
+    const tandem = await TandemClient.connect({ client, taskQueue });
+    const h = await tandem.launch(spec({ stages: { train: { steps: 30, checkpointEvery: 10 } } }), { id: uniqueQueue('plugin-pipeline'), tuning: { pollMaxMs: 500 } });
+    const result = await h.result();
+    expect(result).toMatchObject({ pipeline: 'test', checkpoint: { step: 30 } });
+    // What the server stores: the workflow's input is AES-GCM ciphertext with the key id beside it.
+    const history = await h.workflow.fetchHistory();
+    const input = history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+    expect(Buffer.from(input.metadata!.encoding!).toString()).toBe('binary/encrypted');
+    expect(Buffer.from(input.metadata!['encryption-key-id']!).toString()).toBe('k1');
+    expect(Buffer.from(input.data!).toString('latin1')).not.toContain('"tenant"');
+    // A client without the plugin cannot read it.
+    const plain = new Client({ connection });
+    await expect(plain.workflow.getHandle(h.id).result()).rejects.toThrow();
+  }, 180_000);
+
+  test('an Argo workflow runs through the same worker', async () => {
+    const argo = await ArgoClient.connect({ address: address(), taskQueue, plugins: [plugin] });
+    try {
+      const p = prepare('plugin-steps.yaml', { text: ARGO });
+      const { id } = await argo.submit(p);
+      const status = await argo.wait(id);
+      expect(status.phase).toBe('Succeeded');
+    } finally {
+      await argo.close();
+    }
+  }, 120_000);
+});
