@@ -1,4 +1,5 @@
 // `tandem runs …`: operators list, inspect, replay, retry, resume and export pipeline runs.
+import { writeFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
@@ -98,7 +99,8 @@ export function registerRunsCommands(program: Command, connect: () => Promise<Ta
     .command('show <id>')
     .description("a run's timeline from its history: stages, attempts, jobs, errors, compensations")
     .option('--json', 'machine-readable output')
-    .action((id: string, o: { json?: boolean }) =>
+    .option('--svg <file>', 'also write the timeline as an SVG picture (stages and their activities over time)')
+    .action((id: string, o: { json?: boolean; svg?: string }) =>
       withRuns(async (r) => {
         if ((await r.typeOf(id)) === ARGO_WORKFLOW_TYPE && connectArgo) {
           const argo = await connectArgo();
@@ -112,6 +114,11 @@ export function registerRunsCommands(program: Command, connect: () => Promise<Ta
         }
         const report = await r.show(id);
         console.log(o.json ? JSON.stringify(report, null, 2) : formatRunReport(report));
+        if (o.svg) {
+          const { timelineSvg } = await import('./timeline-svg.js');
+          writeFileSync(o.svg, timelineSvg(report));
+          if (!o.json) console.log(`timeline written to ${o.svg}`);
+        }
       }),
     );
 

@@ -134,6 +134,8 @@ export class TandemClient {
     // The tuning's shape and timings (heartbeat timeout against the worker's heartbeat cadence, the
     // failover lease inside its grace window), checked before anything starts.
     if (opts.tuning !== undefined) validateTuning(opts.tuning, { heartbeatThrottleMs: DEFAULTS.heartbeatThrottleMs });
+    // A resumed run reuses another run's data set and checkpoints: only its own tenant's.
+    if (opts.resume) await this.checkResumeOwner(valid.tenant, opts.resume);
     const id = opts.id ?? `${valid.name}-${randomBytes(4).toString('hex')}`;
     let workflowExecutionTimeout: number | undefined;
     if (valid.deadline) {
@@ -168,6 +170,24 @@ export class TandemClient {
         throw new SearchAttributesMissing(this.namespace, (setupError as Error).message);
       }
       return new PipelineHandle(await start());
+    }
+  }
+
+  /**
+   * The run resumed from, and the run whose directory (run key) is reused, must belong to `tenant`:
+   * their tenant is the TandemTenant search attribute the server recorded at their start.
+   */
+  private async checkResumeOwner(tenant: string, resume: ResumeInput): Promise<void> {
+    checkRunId(resume.runKey, 'resume.runKey');
+    for (const id of new Set([resume.from, resume.runKey])) {
+      let owner: string | undefined;
+      try {
+        owner = (await this.client.workflow.getHandle(id).describe()).typedSearchAttributes.get(SA_TENANT);
+      } catch (e) {
+        if (e instanceof WorkflowNotFoundError) throw new Error(`resume: no run with id "${id}" in namespace ${this.namespace}`);
+        throw e;
+      }
+      if (owner !== tenant) throw new Error(`resume: run ${id} belongs to tenant ${owner ?? '(none recorded)'}, not ${tenant}; a run resumes only its own tenant's data and checkpoints`);
     }
   }
 

@@ -154,6 +154,7 @@ export class Runs {
     const original = report.input as HybridPipelineInput;
     const spec = opts.spec ? validatePipelineSpec(opts.spec, 'resume spec') : original.spec;
     if (spec.name !== original.spec.name) throw new RunError(`the resume spec is for pipeline "${spec.name}", but ${id} ran "${original.spec.name}"`);
+    if (spec.tenant !== original.spec.tenant) throw new RunError(`the resume spec is for tenant "${spec.tenant}", but ${id} belongs to tenant "${original.spec.tenant}"; a run resumes only its own tenant's data and checkpoints`);
     const reuse = report.stages.filter((s) => (s.name === 'preprocess' || s.name === 'train') && (s.status === 'completed' || s.status === 'reused')).map((s) => s.name as 'preprocess' | 'train');
     return this.tandem.launch(spec, {
       id: opts.newId ?? `${id.replace(/-r[0-9a-f]{4}$/, '')}-r${randomBytes(2).toString('hex')}`,

@@ -9,7 +9,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { LocalJobBackend } from '../backends/local-jobs.js';
 import { LocalServingBackend } from '../backends/local-serving.js';
 import { Runs } from '../sdk/runs.js';
-import { jobNameOf, spec, startWorker, tempDir, uniqueQueue } from './helpers.js';
+import { address, jobNameOf, spec, startWorker, tempDir, uniqueQueue } from './helpers.js';
 
 const CANARY = `canary-${randomBytes(6).toString('hex')}`;
 // What a worker configured for FirecREST and slurmrestd holds (config/worker.ts reads them only when
@@ -73,3 +73,51 @@ test("a model server that prints env and exits: its log and the deploy error car
   expect(log).not.toContain(CANARY);
   await serving.undeploy('env-serve');
 });
+
+test("an Argo pod that prints env, and the audit log of the run: none of the worker's secrets", async () => {
+  const home = tempDir('job-env-argo');
+  const taskQueue = uniqueQueue('job-env-argo');
+  const w = await startWorker({ taskQueue, home });
+  const { ArgoClient, prepare, ID_PREFIX } = await import('../argo/client.js');
+  const argo = await ArgoClient.connect({ address: address(), taskQueue });
+  try {
+    const yaml = `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: { name: env-canary }
+spec:
+  entrypoint: main
+  templates:
+    - name: main
+      outputs:
+        parameters:
+          - { name: env, valueFrom: { path: /tmp/env.txt } }
+      container:
+        image: alpine:3.20
+        command: [sh, -c]
+        args: ["env > /tmp/env.txt; env; echo SPEC_VAR=$SPEC_VAR"]
+        env: [{ name: SPEC_VAR, value: visible }]
+`;
+    const { id } = await argo.submit(prepare('env-canary.yaml', { text: yaml }));
+    const status = await argo.wait(id);
+    expect(status.phase).toBe('Succeeded');
+    const all = JSON.stringify(status);
+    expect(all).toContain('SPEC_VAR=visible'); // the pod's environment is in its output: a leak would be too
+    expect(all).not.toContain(CANARY);
+    // Payload data is base64 in the fetched history: read it as text.
+    const raw = await argo.client.workflow.getHandle(`${ID_PREFIX}${id}`).fetchHistory();
+    const history = JSON.stringify(JSON.parse(JSON.stringify(raw)), (k, v: unknown) => (k === 'data' && typeof v === 'string' ? Buffer.from(v, 'base64').toString('utf8') : v));
+    expect(history).toContain('SPEC_VAR=visible');
+    expect(history).not.toContain(CANARY);
+    // The pipeline's side effects are audited (who, what, where) without environments or secrets.
+    const s = spec({ stages: { train: { runtime: 'local', steps: 10, checkpointEvery: 5, env: { SPEC_VAR: 'visible' } } } });
+    await (await w.tandem.launch(s, { id: 'job-env-audit', tuning: { pollMaxMs: 300 } })).result();
+    const audit = readFileSync(join(home, 'audit.jsonl'), 'utf8');
+    expect(audit).toMatch(/"job\.submitted"/);
+    expect(audit).not.toContain(CANARY);
+    expect(audit).not.toContain('SPEC_VAR');
+  } finally {
+    await argo.close();
+    await w.stop();
+    for (const d of new LocalServingBackend(home).list()) await new LocalServingBackend(home).undeploy(d.name);
+  }
+}, 120_000);

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { timelineSvg } from '../cli/timeline-svg.js';
 import { Runs, RunError } from '../sdk/runs.js';
 import { runDirs } from '../activities/run-store.js';
 import { historyFromFile, replayHistory, explainDivergence } from '../workers/replay.js';
@@ -96,8 +97,14 @@ describe('tandem runs', () => {
       const shown = await runs.show('runs-resume-1');
       expect(shown.stages[1]).toMatchObject({ name: 'train', status: 'failed', jobs: [expect.objectContaining({ state: 'FAILED' })] });
       expect(formatRunReport(shown)).toMatch(new RegExp(`train\\s+failed\\s+1\\s+local:${train1}=FAILED`));
+      // The same report as a picture (`runs show --svg`): a bar per activity of the real run.
+      expect(timelineSvg(shown).match(/<rect /g)!.length).toBe(1 + shown.stages.filter((st) => st.startedAt && st.finishedAt).length + shown.activities.filter((a) => a.scheduledAt).length);
 
       const fixed = { ...failing, stages: { ...failing.stages, train: { ...failing.stages.train, env: {} } } };
+      // Another tenant may not resume it (its data and checkpoints), neither through `runs resume`
+      // nor by handing the SDK its run key; nothing starts.
+      await expect(runs.resume('runs-resume-1', { spec: { ...fixed, tenant: 'intruder' }, newId: 'runs-resume-x' })).rejects.toThrow(/belongs to tenant "default"/);
+      await expect(w.tandem.launch({ ...fixed, tenant: 'intruder' }, { id: 'runs-resume-y', resume: { from: 'runs-resume-1', runKey: 'runs-resume-1', reuse: ['preprocess'] } })).rejects.toThrow(/run runs-resume-1 belongs to tenant default, not intruder/);
       const resumed = await runs.resume('runs-resume-1', { spec: fixed, newId: 'runs-resume-2' });
       const result = await resumed.result();
       expect(result.checkpoint.step).toBe(60);

@@ -91,6 +91,7 @@ const running = worker.run();
 const client = await ArgoClient.connect({ address: server.address, taskQueue });
 const results: { file: string; expected: string; expectedWhy?: string; got: string; ok: boolean; ms: number; why?: string }[] = [];
 const queue = [...runnable];
+const inFlight = new Set<Promise<unknown>>();
 async function lane(): Promise<void> {
   for (let c = queue.shift(); c; c = queue.shift()) {
     const start = performance.now();
@@ -99,8 +100,13 @@ async function lane(): Promise<void> {
     try {
       const { id } = await client.submit({ lint: undefined as never, doc: c.doc, library: library as unknown as Library } as never, { name: `${relative(EXAMPLES, c.file).replace(/\.yaml$/, '').replace(/[^a-z0-9]+/g, '-')}` });
       // Suspended nodes without a duration wait for a person: resume them, as `argo resume` would.
-      const resumer = setInterval(() => void client.resume(id).catch(() => undefined), 2000);
-      const timeout = setTimeout(() => void client.stop(id, `conformance timeout (${c.timeoutMs / 1000} s)`).catch(() => undefined), c.timeoutMs);
+      // Tracked, so that none is still retrying inside the client when it closes.
+      const track = (p: Promise<unknown>) => {
+        const q = p.catch(() => undefined).finally(() => inFlight.delete(q));
+        inFlight.add(q);
+      };
+      const resumer = setInterval(() => track(client.resume(id)), 2000);
+      const timeout = setTimeout(() => track(client.stop(id, `conformance timeout (${c.timeoutMs / 1000} s)`)), c.timeoutMs);
       try {
         const st = await client.wait(id);
         got = st.phase;
@@ -116,6 +122,7 @@ async function lane(): Promise<void> {
   }
 }
 await Promise.all([lane(), lane(), lane(), lane()]);
+await Promise.all([...inFlight]);
 await client.close();
 worker.shutdown();
 await running;

@@ -122,9 +122,10 @@ describe('tandem executor plugin', () => {
     const out = Object.fromEntries(final.node!.outputs!.parameters!.map((p) => [p.name, p.value]));
     expect(out).toMatchObject({ 'workflow-id': id, 'checkpoint-step': '20', 'training-attempts': '1' });
     expect(existsSync(out.checkpoint!)).toBe(true);
-    expect(out.completion).toMatch(/step 20/);
-    const models = (await (await fetch(`${out.endpoint}/v1/models`)).json()) as { data: { step: number }[] };
-    expect(models.data[0]!.step).toBe(20);
+    expect(out.completion!.length).toBeGreaterThan(0); // text the trained char-LM generated
+    // The served model is the run's catalogued checkpoint (vLLM's model card names its root).
+    const models = (await (await fetch(`${out.endpoint}/v1/models`)).json()) as { data: { root: string }[] };
+    expect(models.data[0]!.root).toBe(out.checkpoint);
 
     // Asked again after it finished (the agent's task set re-read): the same answer, still one run.
     const again = await send();

@@ -16,7 +16,7 @@ const issues = (input: unknown, prefix?: string) => {
 describe('Kubernetes stage options', () => {
   test('vLLM options get their defaults; scheduling options pass through', () => {
     const o = parseKubernetesOptions({ image: 'vllm/vllm-openai:v0.10.1', queueName: 'team-a', nodeSelector: { 'nvidia.com/gpu.product': 'NVIDIA-A100-SXM4-80GB' }, tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }], vllm: { model: 'meta-llama/Llama-3.1-8B-Instruct' } });
-    expect(o.vllm).toEqual({ model: 'meta-llama/Llama-3.1-8B-Instruct', tensorParallelSize: 1, gpuMemoryUtilization: 0.9, port: 8000, replicas: 1, progressDeadlineSeconds: 600 });
+    expect(o.vllm).toEqual({ model: 'meta-llama/Llama-3.1-8B-Instruct', tensorParallelSize: 1, gpuMemoryUtilization: 0.9, port: 8000, replicas: 1, progressDeadlineSeconds: 600, revisionHistoryLimit: 5 });
     expect(o.tolerations).toEqual([{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }]);
   });
 

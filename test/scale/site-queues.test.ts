@@ -47,7 +47,11 @@ test('a stage pinned to a site runtime: its submit, watch and checkpoint run on 
     expect(q.main.calls).toEqual([`submitJob:${pre}`, `awaitJob:${pre}`, 'deployModel', 'awaitReadiness']);
     const submitted = (await h.timeline()).filter((e) => e.kind === 'job-submitted' && (e.stage === 'preprocess' || e.stage === 'train')).map((e) => e.message);
     expect(submitted).toEqual([expect.not.stringContaining('site queue'), expect.stringContaining(`(site queue ${q.siteQueue})`)]);
-    expect(hasSiteQueuePatch(((await h.workflow.fetchHistory()).events ?? []) as Event[])).toBe(true);
+    const events = ((await h.workflow.fetchHistory()).events ?? []) as Event[];
+    expect(hasSiteQueuePatch(events)).toBe(true);
+    // Quota admission asks the site's workers (they know which site runtime "slurm" means); not recorded by the fake.
+    const admits = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'admitQuota').map((e) => e.activityTaskScheduledEventAttributes!.taskQueue!.name);
+    expect(admits).toEqual([(await h.workflow.describe()).taskQueue, q.siteQueue]);
   } finally {
     await q.stop();
   }

@@ -32,6 +32,8 @@ export interface FullServer {
   /** From `cluster.sh up` to a namespace that serves requests. */
   startupMs: number;
   pid: number;
+  /** PostgreSQL's postmaster (its backends are its children). */
+  pgPid: number;
   log(): string;
   stop(): Promise<void>;
 }
@@ -89,6 +91,7 @@ export async function startFullServer(opts: { startTimeoutMs?: number } = {}): P
     dir,
     startupMs: Date.now() - started,
     pid: Number(kv.PID),
+    pgPid: Number(kv.PG_PID),
     log,
     stop,
   };
