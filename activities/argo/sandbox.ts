@@ -81,7 +81,9 @@ export function hostPath(c: SandboxContainer, layout: SandboxLayout, podPath: st
     .sort((a, b) => b.pod.length - a.pod.length)[0];
   if (m) return posix.join(m.host, posix.relative(m.pod, p));
   const inRoot = posix.join(layout.root, p);
-  if (existsSync(inRoot) || [...PRIVATE].some((d) => within(p, d))) return inRoot;
+  // A path the pod owns is never host content, even where the host has the same path (an /art directory).
+  const owns = c.ownPaths.some((o) => within(p, norm(posix.isAbsolute(o) ? o : posix.join(c.workingDir ?? '/', o))));
+  if (owns || existsSync(inRoot) || [...PRIVATE].some((d) => within(p, d))) return inRoot;
   return existsSync(p) ? p : inRoot;
 }
 

@@ -92,6 +92,12 @@ test('worker and client connect through mTLS + API key + metadata and run a pipe
     await expect(h.result().catch((e: { cause?: { message?: string; cause?: { message?: string } } }) => { throw new Error(`${e.cause?.message}: ${e.cause?.cause?.message}`); })).resolves.toMatchObject({ pipeline: 'test' });
     expect(front.forwarded).toBeGreaterThan(before);
     expect(front.lastHeaders?.['x-gateway-tenant']).toBe('acme');
+    // The event history names what each activity does (user metadata summaries, shown by the Web UI).
+    const summaries = ((await h.workflow.fetchHistory()).events ?? []).flatMap((e) => {
+      const p = e.userMetadata?.summary;
+      return p?.data ? [JSON.parse(Buffer.from(p.data).toString()) as string] : [];
+    });
+    expect(summaries).toEqual(expect.arrayContaining(['preprocess: place attempt 1', 'train: submit to local', expect.stringMatching(/^train: watch job \S+-train-1$/)]));
     // `tandem doctor`'s Temporal lines through the same front: TLS with a client certificate, the
     // namespace, the search attributes and the worker polling this queue.
     const checks = await temporalChecks({ connect: () => TandemClient.connect({ profile: 'secure', configFile: toml, taskQueue }), connectArgo: () => Promise.reject(new Error('unused')), target: () => ({ ...cfg, taskQueue }) }, taskQueue);

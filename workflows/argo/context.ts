@@ -1,7 +1,7 @@
 // The state one argoWorkflow run shares between its modules (Argo's workflowOperationContext): the
 // spec's templates, the global scope, the node tree, the activities, and what signals deliver.
 // Creating it registers the query and signal handlers, so it must happen before the first await.
-import { condition, patched, proxyActivities, setHandler, workflowInfo, type CancellationScope, type WorkflowInfo } from '@temporalio/workflow';
+import { condition, patched, proxyActivities, setHandler, workflowInfo, type ActivityInterfaceFor, type CancellationScope, type WorkflowInfo } from '@temporalio/workflow';
 import type { createArgoActivities } from '../../activities/argo/index.js';
 import { FAILURES } from '../../contract/failures.js';
 import { TUNING_DEFAULTS } from '../../contract/tuning.js';
@@ -81,7 +81,7 @@ export interface RunContext {
   /** `workflow.*`; templates' `globalName` outputs are added to it as they finish. */
   readonly global: Scope;
   readonly wfArtifacts: Record<string, Json>;
-  readonly acts: Activities;
+  readonly acts: ActivityInterfaceFor<Activities>;
   readonly workflowParallelism: Semaphore;
   /** Every resume signal received, in order: a suspend node takes the first one after it started. */
   readonly resumes: ResumeRequest[];

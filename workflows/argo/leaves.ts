@@ -37,7 +37,8 @@ export async function runPod(ctx: RunContext, tmpl: Json, given: Scope, node: Ar
     if (limited) node.phase = 'Pending';
     const r = await ctx.workflowParallelism.run(() => {
       if (limited) Object.assign(node, { phase: 'Running', startedAt: now() });
-      return ctx.acts.argoRunPod(pod);
+      // Labelled in the Temporal UI's event history (user metadata, not compared on replay).
+      return ctx.acts.argoRunPod.executeWithOptions({ summary: `argo: step ${node.displayName ?? node.name}` }, [pod]);
     });
     node.target = r.target;
     const outputs: NodeOutputs = { parameters: r.parameters, artifacts: r.artifacts, result: r.result, exitCode: r.exitCode === undefined ? undefined : String(r.exitCode) };

@@ -1,6 +1,6 @@
 // One run of the pipeline: its spec and tuning, where its files live, what its queries report, and
 // the saga of undos. Every stage runner works through it instead of closing over the entry function.
-import { CancellationScope, patched, proxyActivities, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, patched, proxyActivities, sleep, upsertSearchAttributes, workflowInfo, type ActivityInterfaceFor } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/common';
 import { failure } from '../../contract/failures.js';
 import { STAGES, type PipelineSpec, type StageName } from '../../contract/pipeline.js';
@@ -10,6 +10,9 @@ import { compileTuning, type CompiledTuning, type PipelineTuning } from '../../c
 import { Saga } from '../saga.js';
 import { observeTimeline } from './metrics.js';
 import { shortIo, type PipelineActivities } from './activity-options.js';
+
+/** The activities as the workflow calls them (each also `.executeWithOptions`, e.g. to add a summary). */
+export type PipelineProxies = ActivityInterfaceFor<PipelineActivities>;
 import { PATCHES } from './patches.js';
 import { QuotaHolds } from './quota-hold.js';
 
@@ -40,7 +43,7 @@ export class PipelineRun {
   readonly stages: Record<StageName, StageState>;
   readonly status: PipelineStatus;
   readonly saga = new Saga();
-  readonly short: PipelineActivities;
+  readonly short: PipelineProxies;
   readonly quota: QuotaHolds;
   /** Set when the deadline timer fired and cancelled the stages (see untilDeadline). */
   deadlineReached?: { deadline: string; stage?: StageName; message: string };
@@ -57,7 +60,7 @@ export class PipelineRun {
     this.quota = new QuotaHolds(this);
   }
 
-  activities(options: ActivityOptions): PipelineActivities {
+  activities(options: ActivityOptions): PipelineProxies {
     return proxyActivities<PipelineActivities>(options);
   }
 

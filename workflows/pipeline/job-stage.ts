@@ -48,7 +48,9 @@ export async function runJobStage(run: PipelineRun, stage: JobStage): Promise<Jo
       const resources = await routedResources(run, stage, attempt, cfg.runtime, site, cfg.resources);
       queue = siteQueueOf(run, stage, cfg.runtime, site);
       await run.quota.hold(stage, cfg.runtime, site, queue === undefined ? undefined : onQueue(run, queue));
-      const ref = await onQueue(run, queue).submitJob({ runKey: run.runKey, stage, name, runtime: cfg.runtime, site, command: cfg.command, env: cfg.env, resources, params, kubernetes: cfg.kubernetes, labels: jobLabels(run, stage) });
+      // Summaries label the activities in the Temporal UI's event history (user metadata, not compared on replay).
+      const where = `${site ?? cfg.runtime}${resources.partition ? `/${resources.partition}` : ''}`;
+      const ref = await onQueue(run, queue).submitJob.executeWithOptions({ summary: `${stage}: submit to ${where}` }, [{ runKey: run.runKey, stage, name, runtime: cfg.runtime, site, command: cfg.command, env: cfg.env, resources, params, kubernetes: cfg.kubernetes, labels: jobLabels(run, stage) }]);
       // Victims stop only once this job is queued at the site, so the room they free goes to it: cancelled
       // first, a victim's resubmission could reach the site's queue ahead of it and take the room back.
       if (placed?.victims.length) await preemptVictims(run, stage, attempt, placed.victims);
@@ -59,7 +61,7 @@ export async function runJobStage(run: PipelineRun, stage: JobStage): Promise<Jo
       const at = onQueue(run, queue);
       return { id: `cancel-${ref.jobId}`, description: `cancel ${stage} job ${ref.jobId}`, done: `cancelled ${stage} job ${ref.jobId}`, run: () => at.cancelJob(ref) };
     },
-    watch: async (ref) => ({ kind: 'ended', status: await (queue === undefined ? watch : onQueue(run, queue, watchOptions)).awaitJob({ ref, pollMaxMs: run.tuning.pollMaxMs }) }),
+    watch: async (ref) => ({ kind: 'ended', status: await (queue === undefined ? watch : onQueue(run, queue, watchOptions)).awaitJob.executeWithOptions({ summary: `${stage}: watch job ${ref.jobId}` }, [{ ref, pollMaxMs: run.tuning.pollMaxMs }]) }),
     retryNote: (outcome, failures, delayMs) => ({
       message: `${outcome === 'infrastructure' ? 'infrastructure failure' : 'job failure'}; attempt ${failures + 1}/${retry.maxAttempts} in ${Math.round(delayMs / 1000)}s`,
     }),
@@ -93,7 +95,7 @@ async function place(run: PipelineRun, stage: JobStage, name: string, attempt: n
   if (!patched(PATCHES.placementActions)) return { site: await placeOnce(run, stage, name, attempt), victims: [] };
   let last = '';
   for (;;) {
-    const { decision, unavailable, summary, victims } = await run.short.placeJob({ job: stageJob(run.spec, stage, name, Date.now()), run: run.workflowId });
+    const { decision, unavailable, summary, victims } = await run.short.placeJob.executeWithOptions({ summary: `${stage}: place attempt ${attempt}` }, [{ job: stageJob(run.spec, stage, name, Date.now()), run: run.workflowId }]);
     const site = 'placement' in decision ? decision.placement?.site : undefined;
     const text = summary ?? decision.explanation;
     // A reservation re-checked unchanged is not news: the timeline says it once.

@@ -9,8 +9,8 @@ import { patched } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/common';
 import { hasOwn, own } from '../../contract/own.js';
 import type { Runtime } from '../../contract/pipeline.js';
-import { shortIo, type PipelineActivities } from './activity-options.js';
-import type { PipelineRun } from './context.js';
+import { shortIo } from './activity-options.js';
+import type { PipelineProxies, PipelineRun } from './context.js';
 import type { JobStage } from './job-shape.js';
 import { PATCHES } from './patches.js';
 
@@ -40,7 +40,7 @@ export function checkpointQueueOf(run: PipelineRun): string | undefined {
 }
 
 /** Activities with `options`, on `queue` when one is given (else the run's own task queue). */
-export function onQueue(run: PipelineRun, queue: string | undefined, options?: ActivityOptions): PipelineActivities {
+export function onQueue(run: PipelineRun, queue: string | undefined, options?: ActivityOptions): PipelineProxies {
   if (queue === undefined) return options ? run.activities(options) : run.short;
   return run.activities({ ...(options ?? shortIo()), taskQueue: queue });
 }

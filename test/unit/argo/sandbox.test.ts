@@ -31,6 +31,9 @@ test('the host is bound read-only, except /tmp and /proc, and the directories ab
   expect(hostPath(c, l, '/mnt/out/total.json')).toBe(join(l.root, 'mnt/out/total.json'));
   expect(hostPath(c, l, '/mnt/vol/a/b')).toBe(join(l.volumesDir, 'v', 'a/b'));
   expect(hostPath(c, l, '/tmp/out')).toBe(join(l.root, 'tmp/out'));
+  // An owned path is the pod's even where the host has the same path (the host's /usr/bin/env here).
+  expect(hostPath({ ...c, ownPaths: ['/usr/bin/env'] }, l, '/usr/bin/env')).toBe(join(l.root, 'usr/bin/env'));
+  expect(hostPath(c, l, '/usr/bin/env')).toBe('/usr/bin/env');
   expect(hostPath({ ...c, workingDir: '/src' }, l, 'rel.txt')).toBe(join(l.root, 'src/rel.txt'));
 });
 
