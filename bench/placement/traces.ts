@@ -4,53 +4,21 @@ import { gunzipSync } from 'node:zlib';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { mulberry32 } from '../../programs/rng.js';
+import { parseSwf, type TraceJob } from '../../cli/trace.js';
 
 export const TRACES = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'shared', 'data', 'traces');
 
-export interface SwfJob {
-  id: number;
-  submit: number;
-  run: number;
-  procs: number;
-  /** Requested time: the user's walltime estimate. */
-  reqTime: number;
-  user: number;
-}
+/** One SWF job (cli/trace.ts parses the format, for `tandem simulate` and these benches alike). */
+export type SwfJob = TraceJob;
 
 /**
- * SWF as RLScheduler reads it: processors = max(allocated, requested); requested time -1 → run time;
- * jobs with run time ≤ 0 dropped (a -1 run time becomes 10 s first, as their loader does).
- * `maxNodes`/`maxProcs` are the header's MaxNodes/MaxProcs: HPCSim builds its cluster from them
+ * An SWF trace file, gz or plain (by the magic bytes rather than the name), parsed as RLScheduler reads
+ * it. `maxNodes`/`maxProcs` are the header's MaxNodes/MaxProcs: HPCSim builds its cluster from them
  * (MaxNodes nodes of MaxProcs/MaxNodes processors; MaxProcs = MaxNodes when the header omits it).
  */
 export function loadSwf(file = join(TRACES, 'hpc', 'HPC2N-2002-2.2-cln.swf.gz')): { jobs: SwfJob[]; maxProcs: number; maxNodes: number } {
   const raw = readFileSync(file);
-  // gzip or plain, by the magic bytes rather than the name.
-  const text = (raw[0] === 0x1f && raw[1] === 0x8b ? gunzipSync(raw) : raw).toString('utf8');
-  let maxProcs = 0;
-  let maxNodes = 0;
-  const jobs: SwfJob[] = [];
-  for (const line of text.split('\n')) {
-    if (line.startsWith(';')) {
-      const m = /^;\s*MaxProcs:\s*(\d+)/.exec(line);
-      if (m) maxProcs = Number(m[1]);
-      const n = /^;\s*MaxNodes:\s*(\d+)/.exec(line);
-      if (n) maxNodes = Number(n[1]);
-      continue;
-    }
-    const f = line.trim().split(/\s+/);
-    if (f.length < 18) continue;
-    let run = Number(f[3]);
-    if (run < 0) run = 10;
-    if (run <= 0) continue;
-    const procs = Math.max(Number(f[4]), Number(f[7]));
-    let reqTime = Number(f[8]);
-    if (reqTime === -1) reqTime = run;
-    jobs.push({ id: Number(f[0]), submit: Number(f[1]), run, procs, reqTime, user: Number(f[11]) });
-  }
-  jobs.sort((a, b) => a.id - b.id);
-  if (maxProcs === 0) maxProcs = maxNodes;
-  return { jobs, maxProcs, maxNodes };
+  return parseSwf((raw[0] === 0x1f && raw[1] === 0x8b ? gunzipSync(raw) : raw).toString('utf8'));
 }
 
 export interface PhillyJob {

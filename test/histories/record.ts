@@ -63,6 +63,8 @@ const scenarios: Record<string, FakeScript & { tuning?: PipelineTuning; deadline
   'hybridPipeline-migration-routing': { siteRouting: { site: 'zurich', routing: { percent: 100, policies: [], pools: { tandem: 'tandem', legacy: 'batch' } } } },
   // The deadline timer fires while the train job runs: job cancelled, hold released, DeadlineExceeded.
   'hybridPipeline-deadline': { blockOn: 'train', quotas: parseQuotasFile('quotas:\n  "*":\n    default: {cpus: 8}\n'), deadlineInMs: 5000 },
+  // A queue per site: the train stage's site activities go to the site's queue (the recorder's own here).
+  'hybridPipeline-site-queues': { stages: { train: { runtime: 'slurm' } }, tuning: { siteQueues: { slurm: 'record-hybridPipeline-site-queues' } } },
 };
 // `npm run histories:record -- <name>…` records only those (by file name without .json); all by default.
 const only = process.argv.slice(2);
