@@ -60,3 +60,26 @@ test("with the Role, doctor finds every verb allowed; without it, it names what 
   const bare = await kubernetesChecks(loadWorkerConfig({ KUBECONFIG: await kubeconfigAs('bare'), TANDEM_K8S_NAMESPACE: 'tandem', TANDEM_HOME: tempDir('doctor') }));
   expect(bare).toEqual([expect.objectContaining({ name: 'kubernetes', ok: false, detail: 'namespace tandem: not allowed to create jobs, get jobs, list jobs, delete jobs, get pods, list pods, get pods/log, create deployments, get deployments, patch deployments, delete deployments, list replicasets, create services, get services, delete services', fix: expect.stringContaining('worker-rbac.yaml') })]);
 }, 60_000);
+
+test("the Argo executor plugin's ConfigMap and its sidecar container pass the apiserver, and the two forms agree", async () => {
+  const api = KubernetesObjectApi.makeApiClient(cp.kubeConfig());
+  const dir = 'templates/argo/executor-plugin';
+  const [plugin] = parseAllDocuments(readFileSync(join(dir, 'plugin.yaml'), 'utf8')).map((d) => d.toJS() as { spec: { sidecar: { container: Record<string, unknown> } } });
+  const [configMap] = parseAllDocuments(readFileSync(join(dir, 'tandem-executor-plugin-configmap.yaml'), 'utf8')).map((d) => d.toJS() as KubernetesObject & { data: Record<string, string> });
+  // The ConfigMap Argo's controller reads (labelled workflows.argoproj.io/configmap-type: ExecutorPlugin).
+  await expect(api.create({ ...configMap!, metadata: { ...configMap!.metadata, namespace: 'tandem' } }, undefined, 'All')).resolves.toMatchObject({ kind: 'ConfigMap' });
+  const container = parseAllDocuments(configMap!.data['sidecar.container']!)[0]!.toJS() as Record<string, unknown>;
+  expect(container).toEqual(plugin!.spec.sidecar.container);
+  // The sidecar as the agent pod will carry it: the apiserver's Pod validation (ports, resources,
+  // securityContext), with the agent's token volume mounted where --token-file reads it.
+  const pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'agent-dry-run', namespace: 'tandem' },
+    spec: {
+      containers: [{ ...container, volumeMounts: [{ name: 'var-run-argo', mountPath: '/var/run/argo' }] }],
+      volumes: [{ name: 'var-run-argo', emptyDir: {} }],
+    },
+  };
+  await expect(api.create(pod as KubernetesObject, undefined, 'All')).resolves.toMatchObject({ kind: 'Pod', spec: { containers: [expect.objectContaining({ name: 'tandem-executor-plugin' })] } });
+}, 60_000);
