@@ -36,7 +36,13 @@ export function bindInputs(tmpl: Json, args: CallArgs, scope: Scope, wfArtifacts
     const given = { ...(wfArtifacts[name] ?? {}), ...a, ...(suppliedArt.get(name) ?? {}) } as Json;
     const path = a.path !== undefined ? substitute(String(a.path), local) : undefined;
     if (path) local[`inputs.artifacts.${name}.path`] = path;
-    const from = given.from !== undefined ? substitute(String(given.from), local) : undefined;
+    let from = given.from !== undefined ? substitute(String(given.from), local) : undefined;
+    // `subPath` picks a file or folder inside the artifact (Argo's ArtifactLocation subPath).
+    if (from !== undefined && given.subPath !== undefined) {
+      const sub = substitute(String(given.subPath), local).replace(/^\/+|\/+$/g, '');
+      if (sub.split('/').includes('..')) throw new UserError(`inputs.artifacts.${name}.subPath: ${JSON.stringify(sub)} must stay inside the artifact (no "..")`);
+      if (sub) from = `${from.replace(/\/+$/, '')}/${sub}`;
+    }
     const raw = (given.raw as Json | undefined)?.data;
     if (from === undefined && raw === undefined) {
       if (a.optional === true) continue;

@@ -71,3 +71,10 @@ test('publish makes a child’s results visible under its prefix', () => {
     'steps.s.outputs.parameters': '{"p":"1"}',
   });
 });
+
+test('an argument artifact with subPath hands the pod that file or folder inside the artifact (artifact-passing-subpath)', () => {
+  const tmpl = { inputs: { artifacts: [{ name: 'message', path: '/tmp/message' }] } };
+  const { artifacts } = bindInputs(tmpl, { artifacts: [{ name: 'message', from: '/store/run/hello-art/', subPath: '{{sub}}' }] }, { sub: 'hello_world.txt' }, {});
+  expect(artifacts).toEqual([expect.objectContaining({ name: 'message', path: '/tmp/message', from: '/store/run/hello-art/hello_world.txt' })]);
+  expect(() => bindInputs(tmpl, { artifacts: [{ name: 'message', from: '/store/a', subPath: '../../etc/passwd' }] }, {}, {})).toThrow('inputs.artifacts.message.subPath: "../../etc/passwd" must stay inside the artifact (no "..")');
+});
