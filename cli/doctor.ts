@@ -164,8 +164,18 @@ export function registerDoctorCommand(program: Command, c: Connectors): void {
         if (!(e instanceof ConfigError)) throw e;
         for (const i of e.issues) checks.push({ name: 'configuration', ok: false, detail: `${i.source}${i.line ? `:${i.line}` : ''}${i.path ? ` ${i.path}` : ''}: ${i.message}` });
       }
-      const taskQueue = c.target?.().taskQueue ?? config?.taskQueue ?? 'tandem';
-      checks.push(...(await temporalChecks(c, taskQueue)));
+      // The connection settings themselves (TEMPORAL_*, the profile) must be valid before a connection is tried.
+      const { loadClientConfig } = await import('../config/worker.js');
+      let connectable = true;
+      try {
+        loadClientConfig(undefined, { profile: c.target?.().profile });
+      } catch (e) {
+        if (!(e instanceof ConfigError)) throw e;
+        connectable = false;
+        checks.push({ name: 'temporal', ok: false, detail: 'not checked: the connection settings above are invalid', fix: 'fix the TEMPORAL_* variables or the temporal.toml profile named above' });
+      }
+      const taskQueue = (connectable ? c.target?.().taskQueue : undefined) ?? config?.taskQueue ?? 'tandem';
+      if (connectable) checks.push(...(await temporalChecks(c, taskQueue)));
       if (config) {
         checks.push(...(await siteChecks(config)));
         checks.push(...(await kubernetesChecks(config).catch((e: unknown) => [{ name: 'kubernetes', ok: false, detail: message(e) }])));

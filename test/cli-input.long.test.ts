@@ -34,3 +34,25 @@ test('tandem run --id .. and runs resume --id ../../etc: refused naming the id, 
   expect(resume.code).toBe(2);
   expect(resume.err).toMatch(/^workflow id "\.\.\/\.\.\/etc" \(newId\) is not allowed/);
 });
+
+test('tandem doctor: one line per check with what to fix, exit 1 when one fails; the real dev server passes its Temporal lines', async () => {
+  const home = tempDir('cli-doctor');
+  const bad = await tandemEnv(['doctor'], { TEMPORAL_TLS: 'maybe', TANDEM_HOME: home });
+  expect(bad.code).toBe(1);
+  expect(bad.out).toMatch(/^FAIL {2}configuration {6}TEMPORAL_TLS=maybe: must be true or false$/m);
+  expect(bad.out).toMatch(/^FAIL {2}temporal {11}not checked: the connection settings above are invalid$/m);
+  // Against the test run's dev server: connected, attributes registered; no worker polls this queue.
+  const good = await tandemEnv(['doctor', '--task-queue', 'doctor-nobody', '--json'], { TANDEM_HOME: home });
+  const checks = JSON.parse(good.out) as { name: string; ok: boolean; detail: string; fix?: string }[];
+  expect(checks.map((c) => [c.name, c.ok])).toEqual([['configuration', true], ['temporal', true], ['search attributes', true], ['workers', false], ['kubernetes', true]]);
+  expect(checks.find((c) => c.name === 'workers')!.fix).toMatch(/start one/);
+  expect(good.code).toBe(1);
+});
+
+function tandemEnv(args: string[], env: Record<string, string>): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '', TEMPORAL_ADDRESS: address(), KUBECONFIG: '', ...env }, timeout: 60_000 }, (error, out, err) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, out, err });
+    });
+  });
+}
