@@ -22,6 +22,7 @@ import { policy as makePolicy, type JobRequest, type PolicyConfig } from '../pla
 import { decideNow, gatherInventory, type InventorySource } from './placement.js';
 import { DEFAULTS, TUNING_DEFAULTS } from '../config/defaults.js';
 import { activityAuditor, defaultAuditSettings, type AuditSettings } from './audit.js';
+import { withTimeout } from '../backends/timeout.js';
 
 export interface SiteHealth {
   healthy: boolean;
@@ -117,11 +118,6 @@ export interface CollectResult {
   step: number;
   copied: boolean;
   skipped: Skipped[];
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let t: NodeJS.Timeout;
-  return Promise.race([p, new Promise<T>((_, reject) => (t = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)))]).finally(() => clearTimeout(t));
 }
 
 export function leaseFile(root: string, runKey: string, name: string): string {

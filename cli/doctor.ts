@@ -5,6 +5,7 @@
 import type { Command } from 'commander';
 import type { Connectors } from './groups.js';
 import type { WorkerConfig } from '../config/worker.js';
+import { withTimeout } from '../backends/timeout.js';
 
 export interface Check {
   name: string;
@@ -16,15 +17,8 @@ export interface Check {
 
 const TIMEOUT_MS = 10_000;
 
-/** Runs `fn` with a bound: a check that hangs (a firewalled address) fails instead of stalling. */
-async function bounded<T>(what: string, fn: () => Promise<T>, ms = TIMEOUT_MS): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([fn(), new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms / 1000} s`)), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+/** A check that hangs (a firewalled address) fails instead of stalling the report. */
+const bounded = <T>(what: string, fn: () => Promise<T>, ms = TIMEOUT_MS): Promise<T> => withTimeout(fn(), ms, what);
 
 const message = (e: unknown) => String((e as Error)?.message ?? e).split('\n')[0]!;
 

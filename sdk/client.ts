@@ -11,6 +11,7 @@ import { validateTuning, type PipelineTuning } from '../contract/tuning.js';
 import type { ResumeInput } from '../workflows/pipeline.js';
 import { SA_PIPELINE, SA_TENANT } from '../contract/search-attributes.js';
 import { checkRunId } from '../contract/run-id.js';
+import { errorChain } from '../contract/error-chain.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { loadClientConfig, loadCodecConfig, type TemporalConnection } from '../config/worker.js';
 import { codecDataConverter } from '../codec/index.js';
@@ -78,9 +79,7 @@ export async function loadPipelineSpec(path: string): Promise<PipelineSpec> {
 
 /** "Failed to connect" and what the server or TLS layer said beneath it (UNAUTHENTICATED, a bad certificate). */
 function causes(e: unknown): string {
-  const out: string[] = [];
-  for (let x = e as { message?: string; cause?: unknown } | undefined, i = 0; x && i < 4; x = x.cause as typeof x, i++) if (x.message && !out.includes(x.message)) out.push(x.message);
-  return out.join(': ');
+  return [...new Set(errorChain(e).flatMap((l) => (l.message ? [l.message] : [])))].join(': ');
 }
 
 export class TandemClient {

@@ -5,6 +5,7 @@
 // self-hosted server whose authorizer does not grant the caller admin rights.
 import type { Client } from '@temporalio/client';
 import { TANDEM_SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
+import { errorChain, grpcCodeOf } from '../contract/error-chain.js';
 
 const GRPC_INVALID_ARGUMENT = 3;
 const GRPC_PERMISSION_DENIED = 7;
@@ -35,20 +36,12 @@ export class SearchAttributesMissing extends Error {
   }
 }
 
-function grpcCode(e: unknown): number | undefined {
-  for (let x = e as { code?: unknown; cause?: unknown } | undefined, i = 0; x && i < 4; x = x.cause as typeof x, i++) {
-    if (typeof x.code === 'number') return x.code;
-  }
-  return undefined;
-}
-
 /** A workflow start the server refused because a search attribute it sets is not registered. */
 export function isMissingSearchAttribute(e: unknown): boolean {
   // The SDK wraps the server's status ("3 INVALID_ARGUMENT: Namespace x has no mapping defined for
   // search attribute TandemTenant") in a ServiceError("Failed to start Workflow"): read the chain.
-  let message = '';
-  for (let x = e as { message?: unknown; cause?: unknown } | undefined, i = 0; x && i < 4; x = x.cause as typeof x, i++) message += ` ${String(x.message ?? '')}`;
-  return grpcCode(e) === GRPC_INVALID_ARGUMENT && /search attribute/i.test(message) && TANDEM_SEARCH_ATTRIBUTES.some((a) => message.includes(a.name));
+  const message = errorChain(e).map((l) => l.message ?? '').join(' ');
+  return grpcCodeOf(e) === GRPC_INVALID_ARGUMENT && /search attribute/i.test(message) && TANDEM_SEARCH_ATTRIBUTES.some((a) => message.includes(a.name));
 }
 
 export async function registerSearchAttributes(client: Client, namespace: string): Promise<SearchAttributesReport> {
@@ -72,7 +65,7 @@ export async function registerSearchAttributes(client: Client, namespace: string
 }
 
 function refusal(e: unknown, namespace: string): Error {
-  const code = grpcCode(e);
+  const code = grpcCodeOf(e);
   if (code === GRPC_PERMISSION_DENIED || code === GRPC_UNIMPLEMENTED || code === GRPC_UNAUTHENTICATED) return new SearchAttributesMissing(namespace, (e as Error).message);
   return e as Error;
 }

@@ -14,6 +14,7 @@ import type { PipelineSpec } from '../../contract/pipeline.js';
 import type { PipelineResult, PipelineStatus } from '../../contract/status.js';
 import { InputError } from '../../contract/input-error.js';
 import { EXECUTE_PATH, parseArgs, readTemplate, replyFor, type ExecuteTemplateReply, type RunObservation } from './protocol.js';
+import { errorChain } from '../../contract/error-chain.js';
 
 /** The agent's HTTP client gives up after 30 s; a call here (two describes, the query, the result) must
  *  answer within that even when each is slow. */
@@ -36,12 +37,7 @@ export interface PluginRuns {
 // gRPC codes that mean "try again later": DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNAVAILABLE.
 const TRANSIENT_GRPC = new Set([4, 8, 14]);
 function isTransient(e: unknown): boolean {
-  for (let c: unknown = e, n = 0; c && n < 5; c = (c as { cause?: unknown }).cause, n++) {
-    const code = (c as { code?: unknown }).code;
-    if (typeof code === 'number' && TRANSIENT_GRPC.has(code)) return true;
-    if (c instanceof TransientError) return true;
-  }
-  return false;
+  return errorChain(e).some((l) => l.error instanceof TransientError || (typeof l.code === 'number' && TRANSIENT_GRPC.has(l.code)));
 }
 
 /** Runs on Temporal through the SDK: one Tandem workflow per plugin node. */

@@ -1,0 +1,23 @@
+// An error and its causes, outermost first: the Temporal SDK wraps a server's gRPC status (its code and
+// message) in ServiceErrors ("Failed to start Workflow", "Failed to connect"), so what callers must
+// read — a status code, the server's words — sits one or more causes deep.
+export interface ChainLink {
+  /** The link itself (for instanceof checks). */
+  error: object;
+  message?: string;
+  /** A gRPC status code (or an errno-like code) where the link carries one. */
+  code?: unknown;
+}
+
+export function errorChain(e: unknown, depth = 5): ChainLink[] {
+  const out: ChainLink[] = [];
+  for (let x = e as { message?: unknown; code?: unknown; cause?: unknown } | undefined, i = 0; x && typeof x === 'object' && i < depth; x = x.cause as typeof x, i++) {
+    out.push({ error: x, message: typeof x.message === 'string' ? x.message : undefined, code: x.code });
+  }
+  return out;
+}
+
+/** The first numeric code along the chain (a gRPC status), if any. */
+export function grpcCodeOf(e: unknown): number | undefined {
+  return errorChain(e).find((l) => typeof l.code === 'number')?.code as number | undefined;
+}
