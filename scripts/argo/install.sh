@@ -6,15 +6,7 @@ if command -v bwrap >/dev/null 2>&1; then
   echo "bubblewrap: already installed ($(bwrap --version 2>/dev/null || echo bwrap))"
   exit 0
 fi
-SUDO=""
-if [ "$(id -u)" != 0 ]; then
-  if ! command -v sudo >/dev/null 2>&1; then
-    echo "bubblewrap: not installed, and installing it needs root or sudo (apt-get install bubblewrap)" >&2
-    exit 1
-  fi
-  SUDO="sudo"
-fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null
+# shellcheck source=../lib/apt-install.sh
+source "$(dirname "$0")/../lib/apt-install.sh"
+apt_install_quietly bubblewrap bubblewrap
 echo "bubblewrap: installed ($(bwrap --version))"

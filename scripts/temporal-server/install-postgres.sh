@@ -9,19 +9,7 @@ if [ -n "$found" ] && [ -x "$found/initdb" ] && [ -x "$found/postgres" ]; then
   echo "postgresql: already installed ($found)"
   exit 0
 fi
-SUDO=""
-if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-# policy-rc.d keeps the post-install scripts from starting the system-wide cluster (there may be no
-# init system at all in a container).
-created_policy=0
-if [ ! -e /usr/sbin/policy-rc.d ]; then
-  printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
-  $SUDO chmod +x /usr/sbin/policy-rc.d
-  created_policy=1
-fi
-cleanup() { if [ "$created_policy" = 1 ]; then $SUDO rm -f /usr/sbin/policy-rc.d; fi; }
-trap cleanup EXIT
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends postgresql openssl >/dev/null
+# shellcheck source=../lib/apt-install.sh
+source "$(dirname "$0")/../lib/apt-install.sh"
+apt_install_quietly postgresql postgresql openssl
 echo "postgresql: installed ($(dpkg-query -W -f='${Version}' postgresql))"
