@@ -13,6 +13,7 @@ import type { ArgoRunInput, ArgoStatus } from './lang/types.js';
 import { planRetry, type RetryPlan } from './retry.js';
 import { DEFAULTS } from '../config/defaults.js';
 import type { TemporalConnection } from '../config/worker.js';
+import { listExecutions } from '../sdk/list.js';
 
 export const SHIPPED_TEMPLATES = fileURLToPath(new URL('../templates/argo', import.meta.url));
 export const ARGO_WORKFLOW_TYPE = 'argoWorkflow';
@@ -103,8 +104,8 @@ export class ArgoClient {
 
   async list(): Promise<{ name: string; status: string; startTime: Date; closeTime?: Date }[]> {
     const out: { name: string; status: string; startTime: Date; closeTime?: Date }[] = [];
-    for await (const w of this.client.workflow.list({ query: `WorkflowType = '${ARGO_WORKFLOW_TYPE}'` })) {
-      out.push({ name: w.workflowId.replace(ID_PREFIX, ''), status: w.status.name, startTime: w.startTime, closeTime: w.closeTime });
+    for await (const w of listExecutions(this.client, `WorkflowType = '${ARGO_WORKFLOW_TYPE}'`)) {
+      out.push({ name: w.workflowId.replace(ID_PREFIX, ''), status: w.status, startTime: w.startTime, closeTime: w.closeTime });
       if (out.length >= 200) break;
     }
     return out;

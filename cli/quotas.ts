@@ -9,6 +9,7 @@ import { amounts } from '../workflows/pipeline/messages.js';
 import { holdsQuery, releaseUpdate, usageQuery, type Hold, type Usage } from '../workflows/ledger.js';
 import { table } from './runs.js';
 import { hasOwn } from '../contract/own.js';
+import { listExecutions } from '../sdk/list.js';
 
 /** Bad operator input (an unknown hold or site): printed as `tandem: <message>`, exit 2. */
 export class QuotaError extends Error {
@@ -23,7 +24,7 @@ export interface SiteUsage {
 /** The running ledgers of the CLI's task queue, found through visibility (eventually consistent). */
 async function* ledgers(tandem: TandemClient): AsyncGenerator<{ site: string; handle: WorkflowHandle }> {
   const prefix = ledgerPrefix(tandem.taskQueue);
-  for await (const w of tandem.client.workflow.list({ query: `WorkflowType = 'quotaLedger' AND ExecutionStatus = 'Running'` })) {
+  for await (const w of listExecutions(tandem.client, `WorkflowType = 'quotaLedger' AND ExecutionStatus = 'Running'`)) {
     if (w.workflowId.startsWith(prefix)) yield { site: w.workflowId.slice(prefix.length), handle: tandem.client.workflow.getHandle(w.workflowId) };
   }
 }

@@ -1,7 +1,7 @@
 // Operators' verbs over pipeline runs: list, show, retry in place, resume as a new run, export.
 // (Replay lives in workers/replay.ts: it needs the worker's replayer.)
 import { randomUUID, randomBytes } from 'node:crypto';
-import { WorkflowNotFoundError, type WorkflowExecutionInfo } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import type { temporal } from '@temporalio/proto';
 import Long from 'long';
@@ -11,6 +11,7 @@ import { SA_STAGE, SA_TENANT } from '../contract/search-attributes.js';
 import { parseDuration } from '../contract/duration.js';
 import { checkRunId } from '../contract/run-id.js';
 import type { HybridPipelineInput } from '../workflows/pipeline.js';
+import { listExecutions, type ListedExecution } from './list.js';
 import { analyseHistory, decodeHistoryPayloads, type RunReport } from './history.js';
 import type { PipelineHandle, TandemClient } from './client.js';
 
@@ -62,7 +63,7 @@ export class Runs {
     if (opts.tenant) clauses.push(`${SA_TENANT.name} = ${quote(opts.tenant)}`);
     if (opts.since) clauses.push(`StartTime >= ${quote(sinceToDate(opts.since).toISOString())}`);
     const out: RunSummary[] = [];
-    for await (const info of this.client.workflow.list({ query: clauses.join(' AND ') })) {
+    for await (const info of listExecutions(this.client, clauses.join(' AND '))) {
       out.push(summary(info));
       if (out.length >= (opts.limit ?? 100)) break;
     }
@@ -164,7 +165,7 @@ export class Runs {
   }
 }
 
-function summary(info: WorkflowExecutionInfo): RunSummary {
+function summary(info: ListedExecution): RunSummary {
   const started = info.startTime;
   const end = info.closeTime ?? new Date();
   return {
@@ -172,7 +173,7 @@ function summary(info: WorkflowExecutionInfo): RunSummary {
     runId: info.runId,
     type: info.type,
     tenant: info.typedSearchAttributes.get(SA_TENANT),
-    status: info.status.name,
+    status: info.status,
     stage: info.typedSearchAttributes.get(SA_STAGE),
     startedAt: started,
     durationMs: end.getTime() - started.getTime(),

@@ -10,7 +10,8 @@ import { TandemPlugin } from '../workers/plugin.js';
 import { loadWorkerConfig } from '../config/worker.js';
 import { ArgoClient, prepare } from '../argo/client.js';
 import { TandemClient } from '../sdk/client.js';
-import { address, spec, tempDir, uniqueQueue } from './helpers.js';
+import { Runs } from '../sdk/runs.js';
+import { address, spec, tempDir, uniqueQueue, waitFor } from './helpers.js';
 
 
 const ARGO = `apiVersion: argoproj.io/v1alpha1
@@ -84,6 +85,9 @@ describe('TandemPlugin in a plain Temporal worker', () => {
     // A client without the plugin cannot read it.
     const plain = new Client({ connection });
     await expect(plain.workflow.getHandle(h.id).result()).rejects.toThrow();
+    // ...but can still list it: memos are never decoded by listings.
+    const keyless = await TandemClient.connect({ client: plain, taskQueue });
+    await waitFor('the run in a keyless listing', async () => ((await new Runs(keyless).list({ limit: 1000 })).find((r) => r.id === h.id) ?? undefined));
   }, 180_000);
 
   test('an Argo workflow runs through the same worker', async () => {
@@ -93,6 +97,15 @@ describe('TandemPlugin in a plain Temporal worker', () => {
       const { id } = await argo.submit(p);
       const status = await argo.wait(id);
       expect(status.phase).toBe('Succeeded');
+      // A client without the key still lists it (memos stay unread): one encrypted run in a shared
+      // namespace must not break `tandem argo list` or `tandem runs list` for everyone else.
+      const keyless = await ArgoClient.connect({ address: address(), taskQueue });
+      try {
+        // Visibility is eventually consistent: wait until the run is listed at all.
+        await waitFor('the Argo run in a keyless listing', async () => ((await keyless.list()).some((w) => w.name === id) ? true : undefined));
+      } finally {
+        await keyless.close();
+      }
     } finally {
       await argo.close();
     }

@@ -1,0 +1,50 @@
+// Visibility listing that never decodes memos. The SDK's `workflow.list()` decodes every execution's
+// memo with the client's data converter, so one run whose memo it cannot read (encrypted with a key
+// this client does not hold, or by another team's codec sharing the namespace) makes the whole list
+// throw "Unknown encoding". Listings only need ids, status, times and search attributes, which the
+// server stores unencoded, so we page the raw visibility API and skip the memo.
+import type { Client } from '@temporalio/client';
+import type { google } from '@temporalio/proto';
+import type { TypedSearchAttributes } from '@temporalio/common';
+import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes.js';
+
+export interface ListedExecution {
+  workflowId: string;
+  runId: string;
+  type: string;
+  /** COMPLETED, RUNNING, FAILED, ... as in the SDK's WorkflowExecutionStatusName. */
+  status: string;
+  startTime: Date;
+  closeTime?: Date;
+  typedSearchAttributes: TypedSearchAttributes;
+}
+
+// temporal.api.enums.v1.WorkflowExecutionStatus, whose numbering is part of the wire protocol.
+const STATUS_NAMES = ['UNSPECIFIED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'TERMINATED', 'CONTINUED_AS_NEW', 'TIMED_OUT'];
+
+function tsToDate(ts: google.protobuf.ITimestamp | null | undefined): Date | undefined {
+  if (!ts) return undefined;
+  const s = ts.seconds;
+  const seconds = typeof s === 'number' ? s : (s?.toNumber() ?? 0);
+  return new Date(seconds * 1000 + Math.floor((ts.nanos ?? 0) / 1e6));
+}
+
+/** Executions matching a visibility query, newest first as the server orders them, without memos. */
+export async function* listExecutions(client: Client, query: string): AsyncGenerator<ListedExecution> {
+  let nextPageToken: Uint8Array | undefined;
+  do {
+    const res = await client.workflowService.listWorkflowExecutions({ namespace: client.options.namespace, query, nextPageToken });
+    for (const raw of res.executions ?? []) {
+      yield {
+        workflowId: raw.execution?.workflowId ?? '',
+        runId: raw.execution?.runId ?? '',
+        type: raw.type?.name ?? '',
+        status: STATUS_NAMES[raw.status ?? 0] ?? 'UNKNOWN',
+        startTime: tsToDate(raw.startTime) ?? new Date(0),
+        closeTime: tsToDate(raw.closeTime),
+        typedSearchAttributes: decodeTypedSearchAttributes(raw.searchAttributes?.indexedFields),
+      };
+    }
+    nextPageToken = res.nextPageToken?.length ? res.nextPageToken : undefined;
+  } while (nextPageToken);
+}
