@@ -1,5 +1,5 @@
 // stagedMigration's phases, gates, approvals, fallback and rollback on the real Temporal server,
-// against an in-memory site (test/migration/slurm.test.ts runs the same against real Slurm).
+// against an in-memory site (test/migration/slurm.long.test.ts, in npm run test:long, runs the same against real Slurm).
 import type { WorkflowHandle } from '@temporalio/client';
 import { MigrationPlanSchema, type MigrationPlanInput } from '../../contract/migration.js';
 import { approveSignal, migrationStatusQuery, rollbackUpdate, stagedMigration } from '../../workflows/migration.js';
