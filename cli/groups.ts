@@ -86,6 +86,12 @@ export const COMMAND_GROUPS: CommandGroup[] = [
     register: async (p) => (await import('./audit.js')).registerAuditCommands(p),
   },
   {
+    name: 'ui',
+    term: 'ui [options]',
+    summary: "serve Tandem's read-only web view: runs, timelines, loss curves, Argo graphs (loopback only by default)",
+    register: async (p, c) => (await import('./ui.js')).registerUiCommand(p, c),
+  },
+  {
     name: 'deployments',
     term: 'deployments',
     summary: 'the served model endpoints on Kubernetes: list, revisions, rollback, delete',

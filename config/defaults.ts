@@ -34,6 +34,8 @@ export const DEFAULTS = {
   /** `tandem dev`: frontend and Web UI ports of the embedded Temporal dev server. */
   devPort: 7233,
   devUiPort: 8233,
+  /** `tandem ui`: Tandem's own read-only web view, on 127.0.0.1 (beside the Temporal Web UI's 8233). */
+  uiPort: 8234,
   /** How long to wait for a started dev server's frontend to answer. */
   devServerStartTimeoutMs: 60_000,
   /** The SDK's connect timeout (a dead address fails fast with a hint). */

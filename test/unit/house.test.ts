@@ -5,7 +5,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const SOURCE = ['argo', 'contract', 'workflows', 'activities', 'backends', 'programs', 'workers', 'sdk', 'cli', 'placement', 'config', 'codec', 'audit', 'observe'];
+const SOURCE = ['argo', 'contract', 'workflows', 'activities', 'backends', 'programs', 'workers', 'sdk', 'cli', 'ui', 'placement', 'config', 'codec', 'audit', 'observe'];
 
 function files(dir: string): string[] {
   let out: string[] = [];

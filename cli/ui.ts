@@ -1,0 +1,34 @@
+// `tandem ui`: serve Tandem's read-only web view (ui/server.ts) until Ctrl-C. Light at import: the
+// server and the clients load when the command runs.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { DEFAULTS } from '../config/defaults.js';
+import { parsePort } from './port.js';
+import type { Connectors } from './groups.js';
+
+export function registerUiCommand(program: Command, c: Connectors): void {
+  program
+    .command('ui')
+    .description("serve Tandem's read-only web view: runs, timelines, loss curves, Argo graphs (loopback only by default)")
+    .option('--port <port>', 'port to listen on (0 picks a free one)', (v: string) => (v === '0' ? 0 : parsePort(v)), DEFAULTS.uiPort)
+    .option('--host <address>', 'address to bind', '127.0.0.1')
+    .option('--home <dir>', "the workers' TANDEM_HOME, for checkpoints, training output and pod logs (default: $TANDEM_HOME, or .tandem)")
+    .option('--token-file <file>', 'require this bearer token (first line of the file) on every request')
+    .option('--temporal-ui <url>', 'link each run to the Temporal Web UI at this address (e.g. http://127.0.0.1:8233)')
+    .action(async (o: { port: number; host: string; home?: string; tokenFile?: string; temporalUi?: string }) => {
+      const token = o.tokenFile ? readFileSync(o.tokenFile, 'utf8').split('\n')[0]!.trim() : undefined;
+      if (o.tokenFile && !token) throw new Error(`--token-file ${o.tokenFile} is empty`);
+      const { loadCliConfig } = await import('../config/worker.js');
+      const home = o.home ? resolve(o.home) : loadCliConfig().home;
+      const [tandem, argo, { startUiServer }] = await Promise.all([c.connect(), c.connectArgo(), import('../ui/server.js')]);
+      const ui = await startUiServer({ tandem, argo, home, host: o.host, port: o.port, token, temporalUi: o.temporalUi });
+      console.log(`tandem ui: ${ui.url}${token ? ' (bearer token required)' : ''} — Ctrl-C stops`);
+      if (!/^(127\.|::1$|localhost$)/.test(o.host) && !token) console.error('tandem ui: warning: listening beyond loopback without --token-file');
+      await new Promise<void>((done) => {
+        const stop = () => void Promise.all([ui.close(), tandem.close(), argo.close()]).then(() => done());
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
+    });
+}

@@ -1,0 +1,155 @@
+// `tandem ui`: Tandem's own read-only web view, an HTTP server on loopback (127.0.0.1 by default).
+// GET only; every page is read through the SDK at request time (sdk/runs.ts for listings and history
+// reports, with the client's payload codec; argo/client.ts for an Argo run's live status), so the view
+// holds no state and shows what `tandem runs list/show` and `tandem argo get` would.
+// With a token, a request needs `Authorization: Bearer <token>`, or `?token=<token>` once, which sets
+// an HttpOnly cookie for the links that follow (browsers cannot send headers on links).
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { TandemClient } from '../sdk/client.js';
+import { Runs, RunError, RUN_STATUSES, type RunStatusFilter } from '../sdk/runs.js';
+import type { ArgoStatus } from '../argo/lang/types.js';
+import { localJobDir } from '../argo/client.js';
+import { argoPage, errorPage, runPage, runsPage, type PageContext } from './pages.js';
+import { timelineSvg } from './timeline-svg.js';
+import { readTail, trainingView } from './training.js';
+
+export interface ArgoStatusSource {
+  status(name: string): Promise<ArgoStatus>;
+  wait(name: string): Promise<ArgoStatus>;
+}
+
+export interface UiOptions {
+  tandem: TandemClient;
+  argo?: ArgoStatusSource;
+  /** The workers' TANDEM_HOME when this host can read it: checkpoints, job output, Argo pod logs. */
+  home?: string;
+  host?: string;
+  /** 0 picks a free port. */
+  port: number;
+  token?: string;
+  temporalUi?: string;
+  /** How long to wait for an Argo run's status query (a closed run needs a worker to answer it). */
+  queryTimeoutMs?: number;
+}
+
+export interface UiServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+const COOKIE = 'tandem_ui_token';
+// No scripts, no external anything: the pages are self-contained.
+const HEADERS = {
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+};
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+const sameToken = (a: string, b: string) => timingSafeEqual(digest(a), digest(b));
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const t = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms (is a worker polling the run's task queue?)`)), ms)));
+  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+}
+
+export async function startUiServer(opts: UiOptions): Promise<UiServer> {
+  const runs = new Runs(opts.tandem);
+  const ctx: PageContext = { namespace: opts.tandem.namespace, temporalUi: opts.temporalUi };
+  const host = opts.host ?? '127.0.0.1';
+  const queryTimeoutMs = opts.queryTimeoutMs ?? 5000;
+
+  const send = (res: ServerResponse, code: number, body: string, type = 'text/html; charset=utf-8', extra: Record<string, string> = {}) => {
+    res.writeHead(code, { ...HEADERS, 'content-type': type, ...extra });
+    res.end(body);
+  };
+
+  const authorised = (req: IncomingMessage, url: URL): { ok: boolean; setCookie?: string } => {
+    if (!opts.token) return { ok: true };
+    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    if (bearer && sameToken(bearer, opts.token)) return { ok: true };
+    const cookie = (req.headers.cookie ?? '').split(/;\s*/).find((c) => c.startsWith(`${COOKIE}=`))?.slice(COOKIE.length + 1);
+    if (cookie && sameToken(decodeURIComponent(cookie), opts.token)) return { ok: true };
+    const q = url.searchParams.get('token');
+    if (q && sameToken(q, opts.token)) return { ok: true, setCookie: `${COOKIE}=${encodeURIComponent(q)}; HttpOnly; SameSite=Strict; Path=/` };
+    return { ok: false };
+  };
+
+  async function argoStatus(id: string): Promise<{ st?: ArgoStatus; error?: string }> {
+    if (!opts.argo) return { error: 'this view was started without an Argo client' };
+    try {
+      return { st: await withTimeout(opts.argo.status(id), queryTimeoutMs, 'the argo.status query') };
+    } catch (e) {
+      // A closed run's final status is its result, readable without a worker.
+      const final = await withTimeout(opts.argo.wait(id), queryTimeoutMs, 'the run result').catch(() => undefined);
+      return final ? { st: final } : { error: (e as Error).message };
+    }
+  }
+
+  function podLogs(st: ArgoStatus | undefined): Map<string, string> {
+    const logs = new Map<string, string>();
+    if (!opts.home || !st) return logs;
+    for (const n of Object.values(st.nodes)) {
+      if (n.type !== 'Pod' || !n.jobName || !/^[A-Za-z0-9._-]+$/.test(n.jobName)) continue;
+      const text = readTail(join(localJobDir(opts.home, n.jobName), 'stdout'), 16 * 1024);
+      if (text) logs.set(n.id, text);
+    }
+    return logs;
+  }
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://ui.invalid');
+    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, errorPage(405, 'this view is read-only'), undefined, { allow: 'GET, HEAD' });
+    if (url.pathname === '/healthz') return send(res, 200, 'ok\n', 'text/plain; charset=utf-8');
+    const auth = authorised(req, url);
+    if (!auth.ok) return send(res, 401, errorPage(401, 'a token is required: Authorization: Bearer <token>, or ?token=<token>'), undefined, { 'www-authenticate': 'Bearer' });
+    const cookie: Record<string, string> = auth.setCookie ? { 'set-cookie': auth.setCookie } : {};
+    const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+    if (parts.length === 0) {
+      const s = url.searchParams.get('status') || undefined;
+      const tenant = url.searchParams.get('tenant') || undefined;
+      if (s !== undefined && !(s in RUN_STATUSES)) return send(res, 400, errorPage(400, `status must be one of ${Object.keys(RUN_STATUSES).join(', ')}`), undefined, cookie);
+      const list = await runs.list({ status: s as RunStatusFilter | undefined, tenant, limit: 200 });
+      return send(res, 200, runsPage(list, { status: s as RunStatusFilter | undefined, tenant }, ctx), undefined, cookie);
+    }
+    if (parts[0] === 'runs' && parts.length === 2) {
+      const report = await runs.show(parts[1]!);
+      if (report.type === 'argoWorkflow') {
+        const { st, error } = await argoStatus(report.workflowId);
+        return send(res, 200, argoPage(report, st, error, podLogs(st), ctx), undefined, cookie);
+      }
+      return send(res, 200, runPage(report, await trainingView(report, opts.home), ctx), undefined, cookie);
+    }
+    if (parts[0] === 'runs' && parts.length === 3 && parts[2] === 'timeline.svg') {
+      return send(res, 200, timelineSvg(await runs.show(parts[1]!)), 'image/svg+xml; charset=utf-8', cookie);
+    }
+    return send(res, 404, errorPage(404, `no page ${url.pathname}`), undefined, cookie);
+  }
+
+  const server = createServer((req, res) => {
+    route(req, res).catch((e: unknown) => {
+      // A message, never a stack trace; RunError is the SDK's "no such run" and friends.
+      const code = e instanceof RunError ? 404 : 500;
+      if (!res.headersSent) send(res, code, errorPage(code, e instanceof Error ? e.message : String(e)));
+      else res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
