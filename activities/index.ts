@@ -22,6 +22,9 @@ import type { AwaitJobInput, CatalogEntry, CatalogInput, DeployInput, Deployment
 import { DEFAULTS, TUNING_DEFAULTS } from '../config/defaults.js';
 import { jobWatch, observeCatalogued, observeDeployment } from '../observe/activity-metrics.js';
 import { activityAuditor, defaultAuditSettings, type AuditSettings } from './audit.js';
+import { stateLog, type ObservedState } from './observed-states.js';
+import type { TenantPolicy } from '../contract/tenant-policy.js';
+import { TenantGuard } from './tenant-policy.js';
 
 export interface ActivityConfig {
   /** Root of the local runtime's state: jobs, run directories, deployments, the catalog. */
@@ -38,6 +41,20 @@ export interface ActivityConfig {
   quotas?: QuotasFile;
   /** The audit log every external side effect is appended to (default <home>/audit.jsonl). */
   audit?: AuditSettings;
+  /** TANDEM_TENANT_POLICY: checked again here for runs started without the SDK (activities/tenant-policy.ts). */
+  tenantPolicy?: TenantPolicy;
+}
+
+/** The guard of `policy` over these backends (a stage pinned to a runtime runs at its backend's site). */
+export function tenantGuardOf(policy: TenantPolicy | undefined, backends: BackendMap): TenantGuard | undefined {
+  if (!policy) return undefined;
+  return new TenantGuard(policy, (runtime, stage) => {
+    try {
+      return siteOf(resolveBackend(backends, runtime, stage));
+    } catch {
+      return undefined; // no such backend: submitJob says so itself
+    }
+  });
 }
 
 export function createActivities(config: ActivityConfig) {
@@ -47,15 +64,18 @@ export function createActivities(config: ActivityConfig) {
   const pollInitialMs = config.pollInitialMs ?? DEFAULTS.pollInitialMs;
   const backendOf = (ref: JobRef) => resolveBackend(backends, ref.runtime, ref.name);
   const audit = activityAuditor(config.audit ?? defaultAuditSettings(config.home));
+  const guard = tenantGuardOf(config.tenantPolicy, backends);
 
   return {
-    ...createPlacementActivities(config.inventorySources ?? [localMachineSource()]),
+    ...createPlacementActivities(config.inventorySources ?? [localMachineSource()], {}, undefined, guard),
     ...createQuotaActivities(config.quotas, (runtime, stage, site) => siteOf(resolveBackend(backends, runtime, stage, site)), audit),
     // A stage with no backend gets undefined here and its clear error from submitJob.
     ...createRoutingActivities(config.home, (i) => (i.runtime === 'auto' || backends[i.runtime] ? resolveBackend(backends, i.runtime, i.stage, i.site) : undefined)),
 
     async submitJob(input: SubmitJobInput): Promise<JobRef> {
       const backend = resolveBackend(backends, input.runtime, input.stage, input.site);
+      // Before the run's directories exist: a refused run leaves nothing behind.
+      await guard?.enforce({ [input.stage]: siteOf(backend) });
       const dirs = runDirs(config.home, input.runKey);
       mkdirSync(dirs.data, { recursive: true });
       mkdirSync(dirs.checkpoints, { recursive: true });
@@ -83,24 +103,26 @@ export function createActivities(config: ActivityConfig) {
     },
 
     /** Polls until the job ends, heartbeating its state; a retried attempt re-attaches to the same job. */
-    async awaitJob({ ref, pollMaxMs = TUNING_DEFAULTS.pollMaxMs }: AwaitJobInput): Promise<JobStatus> {
+    async awaitJob({ ref, pollMaxMs = TUNING_DEFAULTS.pollMaxMs }: AwaitJobInput): Promise<JobStatus & { observed?: ObservedState[] }> {
       const ctx = Context.current();
       const backend = backendOf(ref);
       if (ctx.info.attempt > 1) ctx.log.info('re-attaching to job after a worker or observation failure', { jobId: ref.jobId, attempt: ctx.info.attempt });
       const backoff = new PollBackoff({ initialMs: pollInitialMs, maxMs: pollMaxMs, fastMs: DEFAULTS.runningPollMs });
       const seen = jobWatch(ref, { lastState: (ctx.info.heartbeatDetails as { state?: string } | undefined)?.state, scheduledAtMs: ctx.info.scheduledTimestampMs }); // metrics
+      const observed = stateLog((ctx.info.heartbeatDetails as { observed?: unknown } | undefined)?.observed); // for the UI's Gantt
       for (;;) {
         let st: JobStatus | undefined;
         try {
           st = await backend.status(ref.jobId);
           seen.observe(st.state);
+          observed.note(st.state);
         } catch (e) {
           // Could not observe: never a job failure. Keep watching with backoff.
           ctx.log.warn('job status unavailable', { jobId: ref.jobId, error: (e as Error).message });
         }
-        const details = st ? { state: st.state, progress: st.progress } : { state: 'UNKNOWN' };
+        const details = st ? { state: st.state, progress: st.progress, observed: observed.list } : { state: 'UNKNOWN', observed: observed.list };
         ctx.heartbeat(details);
-        if (st && classifyJobState(st.state) !== 'active') return st;
+        if (st && classifyJobState(st.state) !== 'active') return { ...st, observed: observed.list };
         // Progress stays fresh while the job runs; the pause heartbeats on its own schedule however long it is.
         await pollPause(ctx, backoff.pause(st?.state === 'RUNNING'), ref.jobId, details);
       }
@@ -136,6 +158,7 @@ export function createActivities(config: ActivityConfig) {
       if (input.runtime !== 'auto' && input.runtime !== 'local') {
         throw failure('RuntimeUnavailable', `stage deploy asks for runtime "${input.runtime}", but this worker serves models only on the local runtime. Set stages.deploy.runtime to "local" or "auto".`);
       }
+      await guard?.enforce({ deploy: 'local' });
       const d = await serving.deploy({ name: input.name, model: input.model, checkpoint: input.checkpoint, command: input.command, env: input.env });
       observeDeployment('local', d.adopted ? 'adopt' : 'rollout'); // metrics
       if (!d.adopted) await audit({ what: 'deployment.rolledOut', where: { site: 'local', runtime: 'local' }, details: { name: d.name, model: d.model, checkpoint: d.checkpoint, endpoint: d.endpoint } });

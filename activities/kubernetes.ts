@@ -12,6 +12,7 @@ import type { Deployment, ReadinessInput, ReadinessResult } from './types.js';
 import { DEFAULTS } from '../config/defaults.js';
 import type { Audit } from './audit.js';
 import { observeDeployment } from '../observe/activity-metrics.js';
+import type { TenantGuard } from './tenant-policy.js';
 
 export interface KubernetesDeployInput {
   runKey: string;
@@ -36,6 +37,8 @@ export interface KubernetesServingConfig {
   heartbeatMs?: number;
   /** The audit log: revisions rolled out, rolled back, removed (activities/audit.ts). */
   audit?: Audit;
+  /** The tenant policy (activities/tenant-policy.ts): a run's namespace and service account are checked before anything is applied. */
+  tenantGuard?: TenantGuard;
 }
 
 /** Maps backend errors onto Tandem's failure classes; unknown errors stay retryable. */
@@ -82,6 +85,7 @@ export function createKubernetesActivities(config: KubernetesServingConfig) {
     async k8sApplyServing(input: KubernetesDeployInput): Promise<ServingRevision> {
       // Runs with a tenant took their options from the spec: errors name stages.deploy.kubernetes.
       const field = input.tenant !== undefined ? 'stages.deploy.kubernetes' : 'kubernetes';
+      await config.tenantGuard?.enforce();
       const rev = await mapped(() => serving.apply({ name: input.name, pipeline: input.pipeline, tenant: input.tenant, run: input.run, model: input.model, checkpoint: input.checkpoint, env: input.env, kubernetes: input.kubernetes, field }));
       // A retried apply that found its own revision already there did not roll anything out again.
       observeDeployment('kubernetes', rev.adopted ? 'adopt' : 'rollout');

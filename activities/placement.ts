@@ -5,6 +5,8 @@ import { availableParallelism, cpus, freemem, hostname, loadavg, totalmem } from
 import { LiveCluster, decide, explainDecision, policy as makePolicy, type Decision, type Inventory, type JobRequest, type PolicyConfig, type SiteSpec } from '../placement/index.js';
 import type { JobRef } from '../contract/outcome.js';
 import { observePlacement } from '../observe/activity-metrics.js';
+import { failure } from '../contract/failures.js';
+import type { TenantGuard } from './tenant-policy.js';
 
 /** A job Tandem itself submitted, as its labels name it (see contract/job-labels.ts): the only kind
  *  placement may preempt. */
@@ -131,16 +133,24 @@ export function liveDecider() {
   };
 }
 
-export function createPlacementActivities(sources: InventorySource[] = [localMachineSource()], pol: Partial<PolicyConfig> = {}, clock: () => number = () => Date.now() / 1000) {
+/** `guard`: the tenant policy (activities/tenant-policy.ts): the run is checked, and placed only on its tenant's sites and partitions. */
+export function createPlacementActivities(sources: InventorySource[] = [localMachineSource()], pol: Partial<PolicyConfig> = {}, clock: () => number = () => Date.now() / 1000, guard?: TenantGuard) {
   const config = makePolicy(pol);
   const decideLive = liveDecider();
   return {
     async placeJob({ job, run }: PlaceInput): Promise<PlaceResult> {
       const t0 = performance.now();
-      const { inventory, running: gathered, unavailable } = await gatherInventory(sources);
+      await guard?.enforce();
+      const gatheredAll = await gatherInventory(sources);
+      const { running: gathered, unavailable } = gatheredAll;
+      // Only the tenant's sites and partitions; decided from scratch then, so the kept state stays the whole inventory's.
+      const inventory = guard ? guard.restrict(gatheredAll.inventory, job.tenant) : gatheredAll.inventory;
+      if (guard && !inventory.sites.length && gatheredAll.inventory.sites.length) {
+        throw failure('TenantPolicyDenied', `refused by the tenant policy: tenant "${job.tenant}" may use none of this worker's sites and partitions (${gatheredAll.inventory.sites.map((s) => s.name).join(', ')})`);
+      }
       const now = clock();
       const running = markPreemptible(gathered, job, run);
-      let decision = decideLive(inventory, running, job, now, config);
+      let decision = guard ? decideNow(inventory, running, job, now, config) : decideLive(inventory, running, job, now, config);
       if (decision.kind === 'reserve' && running.some((w) => w.ambient)) {
         // Waiting for the host's own load to end would wait for ever: the local runtime shares the
         // CPUs with it, so the job starts if it fits beside everything that is a job.

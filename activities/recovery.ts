@@ -23,6 +23,8 @@ import { decideNow, gatherInventory, type InventorySource } from './placement.js
 import { DEFAULTS, TUNING_DEFAULTS } from '../config/defaults.js';
 import { activityAuditor, defaultAuditSettings, type AuditSettings } from './audit.js';
 import { withTimeout } from '../backends/timeout.js';
+import { stateLog, type ObservedState } from './observed-states.js';
+import type { TenantGuard } from './tenant-policy.js';
 
 export interface SiteHealth {
   healthy: boolean;
@@ -50,6 +52,8 @@ export interface RecoveryConfig {
   /** The audit log (default <home>/audit.jsonl). */
   audit?: AuditSettings;
   pollInitialMs?: number;
+  /** The tenant policy (activities/tenant-policy.ts): failover only to sites the run's tenant may use. */
+  tenantGuard?: TenantGuard;
   /** Health probe timeout. */
   healthTimeoutMs?: number;
   /** Policy of the placement that ranks healthy sites (default: the engine's, without preemption). */
@@ -106,7 +110,7 @@ export interface WatchAtInput {
 
 /** `selfFenced`: the job stopped itself because nobody renewed its lease (e.g. no worker watched it
  *  for longer than the lease) while its site kept answering: the site is fine, the job can be resubmitted there. */
-export type WatchAtResult = { kind: 'ended'; status: JobStatus; selfFenced?: boolean } | { kind: 'unreachable'; forMs: number; error: string; lastState?: string; progress?: JobStatus['progress'] };
+export type WatchAtResult = { kind: 'ended'; status: JobStatus & { observed?: ObservedState[] }; selfFenced?: boolean } | { kind: 'unreachable'; forMs: number; error: string; lastState?: string; progress?: JobStatus['progress'] };
 
 export interface FenceResult {
   fenced: boolean;
@@ -179,7 +183,12 @@ export function createRecoveryActivities(config: RecoveryConfig) {
       if (!configured.length) throw failure('RuntimeUnavailable', 'failover needs Slurm sites, but this worker has none configured (set TANDEM_SITES_FILE; see README, "Failover between Slurm sites")');
       const unknown = (only ?? []).filter((n) => !sites.has(n));
       if (unknown.length) throw failure('RuntimeUnavailable', `failover site${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} not configured on this worker (configured: ${configured.join(', ')})`);
-      const order = only?.length ? only : configured;
+      let order = only?.length ? only : configured;
+      const spec = await config.tenantGuard?.enforce();
+      if (spec && config.tenantGuard) {
+        order = config.tenantGuard.allowedSites(spec.tenant, order);
+        if (!order.length) throw failure('TenantPolicyDenied', `refused by the tenant policy: tenant "${spec.tenant}" may use none of the failover sites (${(only?.length ? only : configured).join(', ')})`);
+      }
       const candidates = order.filter((n) => !exclude.includes(n));
       const health = await Promise.all(
         candidates.map(async (name): Promise<SiteHealth> => {
@@ -208,6 +217,7 @@ export function createRecoveryActivities(config: RecoveryConfig) {
      * a half-finished copy is removed). Newer checkpoints that fail verification are skipped with why.
      */
     async stageSite({ runKey, site: name }: StageSiteInput): Promise<StageSiteResult> {
+      await config.tenantGuard?.enforce({ train: name });
       const target = siteDirs(name, runKey);
       const home = runDirs(config.home, runKey);
       mkdirSync(target.checkpoints, { recursive: true });
@@ -240,6 +250,7 @@ export function createRecoveryActivities(config: RecoveryConfig) {
 
     /** submitJob for a named site, with the run directory on that site and the job under a lease. */
     async submitAt(input: SubmitAtInput): Promise<JobRef> {
+      await config.tenantGuard?.enforce({ train: input.site });
       const s = site(input.site);
       const dirs = siteDirs(input.site, input.runKey);
       mkdirSync(dirs.data, { recursive: true });
@@ -272,6 +283,7 @@ export function createRecoveryActivities(config: RecoveryConfig) {
       let lastState = prev.state;
       let progress = prev.progress;
       let lastError = '';
+      const observed = stateLog((prev as { observed?: unknown }).observed); // for the UI's Gantt
       // Under a lease, no pause (however long the job queues) exceeds the lease's poll cap: renewals come well inside its TTL.
       const backoff = new PollBackoff({ initialMs: pollInitialMs, maxMs: Math.min(pollMaxMs, leaseTtlMs ? leasePollCapMs(leaseTtlMs) : Infinity), fastMs: DEFAULTS.runningPollMs });
       const lease = leaseFile(s.root, runKey, ref.name);
@@ -286,16 +298,17 @@ export function createRecoveryActivities(config: RecoveryConfig) {
           ctx.log.warn('job status unavailable', { jobId: ref.jobId, site: ref.site, error: lastError });
         }
         if (st) {
+          observed.note(st.state);
           lastState = st.state;
           if (st.progress) progress = st.progress;
           if (classifyJobState(st.state) === 'active') {
             if (leaseTtlMs && existsSync(lease)) writeLease(lease, ref.name, leaseTtlMs);
           } else {
-            if (st.state === 'FAILED' && st.exitCode === FENCED_EXIT_CODE && existsSync(fencedMarker(lease))) return { kind: 'ended', selfFenced: true, status: { ...st, state: 'PREEMPTED', reason: `self-fenced: its lease expired${st.reason ? ` (${st.reason})` : ''}` } };
-            return { kind: 'ended', status: st };
+            if (st.state === 'FAILED' && st.exitCode === FENCED_EXIT_CODE && existsSync(fencedMarker(lease))) return { kind: 'ended', selfFenced: true, status: { ...st, state: 'PREEMPTED', reason: `self-fenced: its lease expired${st.reason ? ` (${st.reason})` : ''}`, observed: observed.list } };
+            return { kind: 'ended', status: { ...st, observed: observed.list } };
           }
         }
-        const details = { state: st?.state ?? 'UNKNOWN', progress, failingSince };
+        const details = { state: st?.state ?? 'UNKNOWN', progress, failingSince, observed: observed.list };
         ctx.heartbeat(details);
         if (failingSince !== undefined && Date.now() - failingSince >= graceMs) {
           return { kind: 'unreachable', forMs: Date.now() - failingSince, error: lastError, lastState, progress };

@@ -56,7 +56,7 @@ export async function runDev(o: { port: number; uiPort: number; state: string; l
   if (recoverySites.length) console.log(`tandem: failover sites ${recoverySites.map((s) => s.name).join(', ')} (TANDEM_SITES_FILE); use \`tandem run --failover\``);
   const quotas = config.quotas?.parsed;
   if (quotas) console.log(`tandem: tenant quotas at ${Object.keys(quotas.quotas).join(', ')} (TANDEM_QUOTAS_FILE); \`tandem quotas\` shows what is held`);
-  const { worker } = await createTandemWorker({ address: server.address, home: state, backends: configuredBackends(config), recoverySites, quotas, cluster: config });
+  const { worker } = await createTandemWorker({ address: server.address, home: state, backends: configuredBackends(config), recoverySites, quotas, tenantPolicy: config.tenantPolicy?.parsed, cluster: config });
   console.log(`Temporal: ${server.address}   Web UI: ${server.uiUrl}   state: ${state}`);
   if (observed.metrics) console.log(`Metrics: ${observed.metrics.url}   Temporal SDK metrics: ${observed.sdkMetrics}`);
   console.log(`Run a pipeline from another terminal: npm run tandem -- run templates/examples/demo-pipeline.yaml`);

@@ -26,6 +26,8 @@ export const FAILURES = {
   QuotaExceeded: { type: 'QuotaExceeded', nonRetryable: true },
   /** Workflow-level: the spec's deadline passed before a stage could start, or while one ran (it was cancelled and compensated). */
   DeadlineExceeded: { type: 'DeadlineExceeded', nonRetryable: true },
+  /** The tenant policy (TANDEM_TENANT_POLICY) refuses the run: a site, partition, QoS, namespace, GPU count or variable its tenant may not use. */
+  TenantPolicyDenied: { type: 'TenantPolicyDenied', nonRetryable: true },
   /** Workflow-level: no configured site can ever run the stage. */
   PlacementRejected: { type: 'PlacementRejected', nonRetryable: true },
   /** Workflow-level: a stage failed with an error that carried no type of its own. */

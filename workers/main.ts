@@ -12,6 +12,7 @@ import { secretValues } from '../config/worker.js';
 import { announce, configureLogger } from '../observe/log.js';
 import { bindAddress, runtimeOptions } from '../observe/runtime.js';
 import { startMetricsServer } from '../observe/server.js';
+import { startTracing } from '../observe/tracing.js';
 
 function load() {
   try {
@@ -30,17 +31,21 @@ const served = config.observe.metrics;
 Runtime.install(runtimeOptions({ logger, sdkMetrics: served ? bindAddress(served.host, served.sdkPort) : undefined }));
 const metricsServer = served ? await startMetricsServer(served) : undefined;
 if (metricsServer) announce(`tandem worker: metrics at ${metricsServer.url}, Temporal SDK metrics at http://${bindAddress(served!.host, served!.sdkPort)}/metrics`);
+// OpenTelemetry tracing when an OTEL_* variable turns it on (config/worker.ts); flushed on shutdown.
+const tracing = config.observe.tracing ? startTracing(config.observe.tracing, 'tandem-worker') : undefined;
+if (tracing) announce(`tandem worker: traces to ${config.observe.tracing!.endpoint} as service ${tracing.serviceName}`);
 // ----
 const { address, home } = config;
 // Slurm through FirecREST or slurmrestd when TANDEM_SLURM_API is set (see README, "Training on Slurm").
 const slurm = config.slurm ? slurmBackend(config.slurm) : undefined;
 const recoverySites = sitesOf(config.sites?.parsed, config.sites?.secrets ?? {});
 const quotas = config.quotas?.parsed;
-const { worker, connection } = await createTandemWorker({ address, connection: config.connection, namespace: config.namespace, taskQueue: config.taskQueue, home, backends: slurm ? { slurm } : undefined, recoverySites, quotas, cluster: config });
-announce(`tandem worker: polling task queue "${worker.options.taskQueue}" on ${address}, local runtime state in ${home}${recoverySites.length ? `, failover sites ${recoverySites.map((s) => s.name).join(', ')}` : ''}${quotas ? `, quotas at ${Object.keys(quotas.quotas).join(', ')}` : ''}`);
+const { worker, connection } = await createTandemWorker({ address, connection: config.connection, oidc: config.oidc, namespace: config.namespace, taskQueue: config.taskQueue, home, backends: slurm ? { slurm } : undefined, recoverySites, quotas, tenantPolicy: config.tenantPolicy?.parsed, cluster: config, tracing });
+announce(`tandem worker: polling task queue "${worker.options.taskQueue}" on ${address}, local runtime state in ${home}${recoverySites.length ? `, failover sites ${recoverySites.map((s) => s.name).join(', ')}` : ''}${quotas ? `, quotas at ${Object.keys(quotas.quotas).join(', ')}` : ''}${config.tenantPolicy ? `, tenant policy ${config.tenantPolicy.file}` : ''}`);
 try {
   await worker.run();
 } finally {
   await connection.close();
   await metricsServer?.close();
+  await tracing?.shutdown();
 }

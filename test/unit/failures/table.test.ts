@@ -24,6 +24,7 @@ const EXPECTED: Record<FailureType, 'retryable' | 'non-retryable'> = {
   NoValidCheckpoint: 'non-retryable',
   GateFailed: 'non-retryable',
   QuotaExceeded: 'non-retryable',
+  TenantPolicyDenied: 'non-retryable',
   DeadlineExceeded: 'non-retryable',
   PlacementRejected: 'non-retryable',
   StageFailed: 'non-retryable',
