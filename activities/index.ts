@@ -25,6 +25,8 @@ import { activityAuditor, defaultAuditSettings, type AuditSettings } from './aud
 import { stateLog, type ObservedState } from './observed-states.js';
 import type { TenantPolicy } from '../contract/tenant-policy.js';
 import { TenantGuard } from './tenant-policy.js';
+import { RunInputs } from './run-input.js';
+import { claimRunDir } from './run-owner.js';
 
 export interface ActivityConfig {
   /** Root of the local runtime's state: jobs, run directories, deployments, the catalog. */
@@ -46,7 +48,7 @@ export interface ActivityConfig {
 }
 
 /** The guard of `policy` over these backends (a stage pinned to a runtime runs at its backend's site). */
-export function tenantGuardOf(policy: TenantPolicy | undefined, backends: BackendMap): TenantGuard | undefined {
+export function tenantGuardOf(policy: TenantPolicy | undefined, backends: BackendMap, inputs?: RunInputs): TenantGuard | undefined {
   if (!policy) return undefined;
   return new TenantGuard(policy, (runtime, stage) => {
     try {
@@ -54,7 +56,7 @@ export function tenantGuardOf(policy: TenantPolicy | undefined, backends: Backen
     } catch {
       return undefined; // no such backend: submitJob says so itself
     }
-  });
+  }, inputs);
 }
 
 export function createActivities(config: ActivityConfig) {
@@ -64,7 +66,15 @@ export function createActivities(config: ActivityConfig) {
   const pollInitialMs = config.pollInitialMs ?? DEFAULTS.pollInitialMs;
   const backendOf = (ref: JobRef) => resolveBackend(backends, ref.runtime, ref.name);
   const audit = activityAuditor(config.audit ?? defaultAuditSettings(config.home));
-  const guard = tenantGuardOf(config.tenantPolicy, backends);
+  const runInputs = new RunInputs();
+  const guard = tenantGuardOf(config.tenantPolicy, backends, runInputs);
+  /** A run's directories, once the running pipeline's tenant owns them (activities/run-owner.ts). */
+  const ownedRunDirs = async (runKey: string) => {
+    const dirs = runDirs(config.home, runKey);
+    const run = await runInputs.current();
+    if (run) claimRunDir(dirs.root, runKey, { tenant: run.spec.tenant, workflowId: Context.current().info.workflowExecution?.workflowId ?? runKey });
+    return dirs;
+  };
 
   return {
     ...createPlacementActivities(config.inventorySources ?? [localMachineSource()], {}, undefined, guard),
@@ -76,7 +86,7 @@ export function createActivities(config: ActivityConfig) {
       const backend = resolveBackend(backends, input.runtime, input.stage, input.site);
       // Before the run's directories exist: a refused run leaves nothing behind.
       await guard?.enforce({ [input.stage]: siteOf(backend) });
-      const dirs = runDirs(config.home, input.runKey);
+      const dirs = await ownedRunDirs(input.runKey);
       mkdirSync(dirs.data, { recursive: true });
       mkdirSync(dirs.checkpoints, { recursive: true });
       const env: Record<string, string> = {
@@ -134,7 +144,7 @@ export function createActivities(config: ActivityConfig) {
     },
 
     async catalogCheckpoint({ runKey, verify, keep, keepEvery }: CatalogInput): Promise<CatalogEntry> {
-      const dirs = runDirs(config.home, runKey);
+      const dirs = await ownedRunDirs(runKey);
       const { latest, skipped } = await latestValidCheckpoint(dirs.checkpoints, verify);
       if (!latest) {
         throw failure('NoValidCheckpoint', `no valid checkpoint under ${dirs.checkpoints}${skipped.length ? `: ${skipped.map((s) => `${s.path}: ${s.reason}`).join('; ')}` : ' (training wrote none)'}`);
@@ -148,7 +158,7 @@ export function createActivities(config: ActivityConfig) {
     },
 
     async withdrawCheckpoint({ runKey, path }: { runKey: string; path: string }): Promise<void> {
-      const dirs = runDirs(config.home, runKey);
+      const dirs = await ownedRunDirs(runKey);
       const before = readCatalog(dirs.catalog);
       writeCatalog(dirs.catalog, before.filter((e) => e.path !== path));
       if (before.some((e) => e.path === path)) await audit({ what: 'checkpoint.withdrawn', where: { site: 'home' }, details: { runKey, path } });

@@ -5,32 +5,21 @@
 // its stages to. Nothing in the workflow changes, so recorded histories replay as they are; a refused
 // run fails with a non-retryable TenantPolicyDenied at its first such activity, before any job exists,
 // and the workflow's saga undoes whatever the run had done.
-import { Context } from '@temporalio/activity';
-import type { Payload } from '@temporalio/common';
 import { failure } from '../contract/failures.js';
 import { STAGES, type PipelineSpec, type Runtime, type StageName } from '../contract/pipeline.js';
 import { checkTenantPolicy, partitionsAllowed, policyRefusal, siteAllowed, tenantEntry, type TenantPolicy } from '../contract/tenant-policy.js';
 import type { Inventory } from '../placement/index.js';
+import { RunInputs, type StartInput } from './run-input.js';
 
 /** The site this worker runs a stage of `runtime` at (undefined: no such backend, or placement decides). */
 export type StageSite = (runtime: Runtime, stage: string) => string | undefined;
 
-interface StartInput {
-  spec: PipelineSpec;
-  tuning?: { failover?: { sites?: string[] } };
-}
-
-/** The workflow type whose runs the policy covers (workflows/pipeline.ts). */
-const PIPELINE = 'hybridPipeline';
-/** Start inputs kept (per run id): one read of history per run, not per activity. */
-const CACHED_RUNS = 512;
-
 export class TenantGuard {
-  private readonly inputs = new Map<string, Promise<StartInput | undefined>>();
 
   constructor(
     readonly policy: TenantPolicy,
     private readonly stageSite: StageSite,
+    private readonly inputs: RunInputs = new RunInputs(),
   ) {}
 
   /**
@@ -77,38 +66,6 @@ export class TenantGuard {
 
   /** The spec and tuning the current activity's run was started with (undefined outside a pipeline). */
   private startInput(): Promise<StartInput | undefined> {
-    let ctx: Context;
-    try {
-      ctx = Context.current();
-    } catch {
-      return Promise.resolve(undefined);
-    }
-    const run = ctx.info.workflowExecution;
-    if (!run || ctx.info.workflowType !== PIPELINE) return Promise.resolve(undefined);
-    let input = this.inputs.get(run.runId);
-    if (!input) {
-      input = readStartInput(ctx, run);
-      // A failed read is not remembered: the activity's retry reads again.
-      input.catch(() => this.inputs.delete(run.runId));
-      this.inputs.set(run.runId, input);
-      if (this.inputs.size > CACHED_RUNS) this.inputs.delete(this.inputs.keys().next().value!);
-    }
-    return input;
+    return this.inputs.current();
   }
-}
-
-/**
- * The run's first history event holds its input: the spec the workflow runs, whoever started it.
- * Decoded with the worker client's converter, so an encrypted history (codec/) reads the same.
- */
-async function readStartInput(ctx: Context, run: { workflowId: string; runId: string }): Promise<StartInput | undefined> {
-  const { client } = ctx;
-  const res = await client.workflowService.getWorkflowExecutionHistory({ namespace: client.options.namespace, execution: run, maximumPageSize: 1 });
-  const payloads = res.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads;
-  if (!payloads?.length) return undefined;
-  const { payloadConverter, payloadCodecs } = client.options.loadedDataConverter;
-  let decoded = payloads as Payload[];
-  for (const codec of [...payloadCodecs].reverse()) decoded = await codec.decode(decoded);
-  const input = payloadConverter.fromPayload<StartInput>(decoded[0]!);
-  return input?.spec ? input : undefined;
 }
