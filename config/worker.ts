@@ -14,8 +14,10 @@ import type { TLSConfig } from '@temporalio/client';
 import { InputError } from '../contract/input-error.js';
 import { parseSitesFile, type SitesFile } from '../contract/sites.js';
 import { parseQuotasFile, type QuotasFile } from '../contract/quotas.js';
+import { parseTenantPolicy, type TenantPolicy } from '../contract/tenant-policy.js';
 import { SUPPORTED_SLURMRESTD_VERSIONS } from '../backends/slurm/slurmrestd-mapping.js';
 import type { SlurmApiSettings } from '../backends/slurm/index.js';
+import type { ClientCredentials } from '../backends/oidc.js';
 import { DEFAULTS, defaultsProblems } from './defaults.js';
 import { decodeKey, keyIdProblem, parseKeyring, type CodecKeys } from '../codec/keys.js';
 import { ConfigError, type ConfigIssue } from './errors.js';
@@ -44,6 +46,8 @@ export interface ClientConfig {
   taskQueue: string;
   /** Temporal's own environment configuration (TEMPORAL_* and temporal.toml profiles), resolved. */
   connection: TemporalConnection;
+  /** TEMPORAL_OIDC_*: the API key is a token from this client-credentials grant, refreshed (sdk/oidc-token.ts). */
+  oidc?: ClientCredentials;
 }
 
 export interface ClientLoadOptions {
@@ -89,6 +93,8 @@ export interface WorkerConfig extends CliConfig, ClusterConfig {
   sites?: { file: string; parsed: SitesFile; secrets: Record<string, string> };
   /** TANDEM_QUOTAS_FILE. */
   quotas?: { file: string; parsed: QuotasFile };
+  /** TANDEM_TENANT_POLICY: which sites, partitions, QoS, namespaces, GPUs and env overrides each tenant may use. */
+  tenantPolicy?: TenantPolicyConfig;
   /** TANDEM_CODEC_*: payload encryption keys; undefined: payloads are not encrypted. */
   codec?: CodecKeys;
   /** TANDEM_AUDIT_*: where the audit log is and who the worker appends as. */
@@ -157,6 +163,11 @@ const clientShape = {
   TEMPORAL_TLS_SERVER_CA_CERT_PATH: optional(existingFile()),
   TEMPORAL_TLS_SERVER_NAME: optional(text),
   TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: optional(bool),
+  // Tandem's own (docs/authorization.md): the API key from an OIDC client-credentials grant, refreshed.
+  TEMPORAL_OIDC_TOKEN_URL: optional(httpUrl),
+  TEMPORAL_OIDC_CLIENT_ID: optional(text),
+  TEMPORAL_OIDC_CLIENT_SECRET_FILE: optional(existingFile()),
+  TEMPORAL_OIDC_SCOPE: optional(text),
 };
 
 const cliShape = {
@@ -196,12 +207,29 @@ const slurmShape = {
 
 // Before workerShape, which spreads observeShape() (a const is not hoisted).
 const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
+/** OTEL_EXPORTER_OTLP_HEADERS: `key=value` pairs separated by commas, keys and values URL-encoded. */
+const otlpHeaders = z.string().transform((v, ctx) => {
+  const out: Record<string, string> = {};
+  for (const pair of v.split(',')) {
+    const at = pair.indexOf('=');
+    if (!pair.trim()) continue;
+    try {
+      if (at <= 0) throw new Error();
+      out[decodeURIComponent(pair.slice(0, at).trim())] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be key=value pairs separated by commas (URL-encoded)' });
+      return z.NEVER;
+    }
+  }
+  return out;
+});
 const workerShape = {
   ...cliShape,
   ...clusterShape,
   ...slurmShape,
   TANDEM_SITES_FILE: optional(existingFile()),
   TANDEM_QUOTAS_FILE: optional(existingFile()),
+  ...tenantPolicyShape(),
   ...codecShape(),
   ...auditShape(),
   ...observeShape(),
@@ -210,7 +238,7 @@ const workerShape = {
 const toolShape = { TEMPORAL_CLI: optional(existingFile(true)) };
 
 /** Variables whose values are secrets: messages name them but never print them. */
-const SECRET = new Set(['TANDEM_FIRECREST_CLIENT_SECRET', 'TANDEM_SLURMRESTD_TOKEN', 'TEMPORAL_API_KEY', 'TEMPORAL_TLS_CLIENT_KEY_DATA', 'TANDEM_CODEC_KEY', 'TANDEM_CODEC_SERVER_TOKEN']);
+const SECRET = new Set(['TANDEM_FIRECREST_CLIENT_SECRET', 'TANDEM_SLURMRESTD_TOKEN', 'TEMPORAL_API_KEY', 'TEMPORAL_TLS_CLIENT_KEY_DATA', 'TANDEM_CODEC_KEY', 'TANDEM_CODEC_SERVER_TOKEN', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS']);
 
 /** Every variable a loader reads, for the README and tests. */
 export const CONFIG_VARIABLES = Object.keys({ ...workerShape, ...toolShape, ...codecServerShape() });
@@ -275,7 +303,37 @@ function client(v: Parsed<typeof clientShape>, env: Env, issue: (i: ConfigIssue)
   if (c.tls) connection.tls = c.tls;
   if (c.apiKey !== undefined) connection.apiKey = c.apiKey as string;
   if (c.metadata && Object.keys(c.metadata).length) connection.metadata = c.metadata as Record<string, string>;
-  return { address, namespace, taskQueue: v.TANDEM_TASK_QUEUE ?? DEFAULTS.taskQueue, connection };
+  const oidc = oidcCredentials(v, env, issue, connection.apiKey !== undefined);
+  return { address, namespace, taskQueue: v.TANDEM_TASK_QUEUE ?? DEFAULTS.taskQueue, connection, ...(oidc ? { oidc } : {}) };
+}
+
+/**
+ * TEMPORAL_OIDC_TOKEN_URL, _CLIENT_ID and _CLIENT_SECRET_FILE: all three or none. The secret is read
+ * from its file here, once (never from a variable, so it is in no environment dump); the token URL
+ * must be https unless it is on loopback, since the grant carries the secret.
+ */
+function oidcCredentials(v: Parsed<typeof clientShape>, env: Env, issue: (i: ConfigIssue) => void, hasApiKey: boolean): ClientCredentials | undefined {
+  const names = ['TEMPORAL_OIDC_TOKEN_URL', 'TEMPORAL_OIDC_CLIENT_ID', 'TEMPORAL_OIDC_CLIENT_SECRET_FILE'] as const;
+  const set = names.filter((n) => (env[n] ?? '') !== '');
+  if (!set.length && !v.TEMPORAL_OIDC_SCOPE) return undefined;
+  for (const n of names) if (!set.includes(n)) issue({ source: n, path: '', message: `must be set with ${set.length ? set.join(', ') : 'TEMPORAL_OIDC_SCOPE'} (OIDC client credentials for Temporal)` });
+  if (hasApiKey) issue({ source: 'TEMPORAL_OIDC_TOKEN_URL', path: '', message: 'the API key comes from the OIDC grant: unset TEMPORAL_API_KEY (or the profile\'s api_key)' });
+  const url = v.TEMPORAL_OIDC_TOKEN_URL;
+  if (url && new URL(url).protocol === 'http:' && !['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname)) {
+    issue({ source: source(env, 'TEMPORAL_OIDC_TOKEN_URL'), path: '', message: 'must be https (the grant carries the client secret); http only on loopback' });
+  }
+  let clientSecret: string | undefined;
+  if (v.TEMPORAL_OIDC_CLIENT_SECRET_FILE) {
+    try {
+      // One trailing newline is the file's, not the secret's.
+      clientSecret = readFileSync(v.TEMPORAL_OIDC_CLIENT_SECRET_FILE, 'utf8').replace(/\r?\n$/, '');
+    } catch (e) {
+      issue({ source: source(env, 'TEMPORAL_OIDC_CLIENT_SECRET_FILE'), path: '', message: (e as NodeJS.ErrnoException).code ?? 'cannot be read' });
+    }
+    if (clientSecret === '') issue({ source: source(env, 'TEMPORAL_OIDC_CLIENT_SECRET_FILE'), path: '', message: 'is empty' });
+  }
+  if (!url || !v.TEMPORAL_OIDC_CLIENT_ID || !clientSecret) return undefined;
+  return { tokenUrl: url, clientId: v.TEMPORAL_OIDC_CLIENT_ID, clientSecret, ...(v.TEMPORAL_OIDC_SCOPE ? { scope: v.TEMPORAL_OIDC_SCOPE } : {}) };
 }
 
 function cli(v: Parsed<typeof cliShape>, env: Env, issue: (i: ConfigIssue) => void, opts: LoadOptions): CliConfig {
@@ -397,11 +455,38 @@ export function loadWorkerConfig(env: Env = process.env, opts: LoadOptions = {})
       slurm: slurm(v, env, issue),
       sites: sites && v.TANDEM_SITES_FILE ? { file: v.TANDEM_SITES_FILE, parsed: sites, secrets: siteSecrets(env, sites, issue) } : undefined,
       quotas: quotas && v.TANDEM_QUOTAS_FILE ? { file: v.TANDEM_QUOTAS_FILE, parsed: quotas } : undefined,
+      tenantPolicy: tenantPolicyConfig(v, env, issue),
       codec: codecKeys(v, env, issue),
       audit: auditConfig(v, opts),
       observe: observeConfig(v, env, issue),
     };
   });
+  return out;
+}
+
+// ---- tenant policy (contract/tenant-policy.ts) -----------------------------------------------------
+// TANDEM_TENANT_POLICY: the tenant policy file. The SDK and the CLI check launches against it, workers
+// the runs they execute; unset: no policy (every tenant may use what the worker has).
+// A function, not a constant: workerShape above spreads it before this block's line in the file.
+
+function tenantPolicyShape() {
+  return { TANDEM_TENANT_POLICY: optional(existingFile()) };
+}
+
+export interface TenantPolicyConfig {
+  file: string;
+  parsed: TenantPolicy;
+}
+
+function tenantPolicyConfig(v: { TANDEM_TENANT_POLICY?: string }, env: Env, issue: (i: ConfigIssue) => void): TenantPolicyConfig | undefined {
+  const parsed = readConfigFile(env, 'TANDEM_TENANT_POLICY', v.TANDEM_TENANT_POLICY, parseTenantPolicy, issue);
+  return parsed && v.TANDEM_TENANT_POLICY ? { file: v.TANDEM_TENANT_POLICY, parsed } : undefined;
+}
+
+/** The tenant policy alone (the SDK's `launch`, so the CLI too); undefined when TANDEM_TENANT_POLICY is unset. */
+export function loadTenantPolicyConfig(env: Env = process.env): TenantPolicyConfig | undefined {
+  let out: TenantPolicyConfig | undefined;
+  parse(tenantPolicyShape(), env, (v, issue) => (out = tenantPolicyConfig(v, env, issue)));
   return out;
 }
 
@@ -522,6 +607,14 @@ export function loadAuditConfig(env: Env = process.env, opts: LoadOptions & { ho
 // unset; TANDEM_METRICS_HOST defaults to 127.0.0.1, loopback). TANDEM_METRICS_SDK_PORT: the Temporal
 // SDK's own metrics (Core's Prometheus exporter, a second endpoint because it is a server of its own;
 // default PORT+1). TANDEM_LOG_FORMAT: text (default) or json; TANDEM_LOG_LEVEL: the lowest level logged.
+// Tracing (observe/tracing.ts) takes OpenTelemetry's standard variables and is off unless one of
+// OTEL_TRACES_EXPORTER=otlp, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT is set
+// (OTEL_TRACES_EXPORTER=none or OTEL_SDK_DISABLED=true turn it off whatever else is set). Spans go as
+// OTLP/HTTP JSON to the traces endpoint: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given, else
+// OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces, else http://localhost:4318/v1/traces (the spec's default).
+// OTEL_EXPORTER_OTLP_(TRACES_)HEADERS (key=value,… URL-encoded; secret), OTEL_SERVICE_NAME (default
+// the entry point's: tandem-worker, tandem-cli); OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL, if set, must be
+// http/json, the only encoding Tandem's exporter sends.
 
 
 function observeShape() {
@@ -533,7 +626,25 @@ function observeShape() {
     TANDEM_METRICS_HOST: optional(z.string().regex(/^([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*|[0-9A-Fa-f:.]+)$/, 'must be a host name or an IP address, e.g. 127.0.0.1')),
     TANDEM_LOG_FORMAT: optional(z.enum(['text', 'json'], 'must be text or json')),
     TANDEM_LOG_LEVEL: optional(z.string().transform((l) => l.toUpperCase()).pipe(z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ').toLowerCase()}`))),
+    OTEL_SDK_DISABLED: optional(z.string().transform((b) => b.toLowerCase()).pipe(z.enum(['true', 'false'], 'must be true or false'))),
+    OTEL_TRACES_EXPORTER: optional(z.string().transform((l) => l.split(',').map((e) => e.trim().toLowerCase())).pipe(z.array(z.enum(['otlp', 'none'], 'must be otlp or none (the only trace exporter Tandem has)')))),
+    OTEL_EXPORTER_OTLP_ENDPOINT: optional(httpUrl),
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optional(httpUrl),
+    OTEL_EXPORTER_OTLP_PROTOCOL: optional(z.enum(['http/json'], 'must be http/json (Tandem exports OTLP over HTTP as JSON)')),
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: optional(z.enum(['http/json'], 'must be http/json (Tandem exports OTLP over HTTP as JSON)')),
+    OTEL_EXPORTER_OTLP_HEADERS: optional(otlpHeaders),
+    OTEL_EXPORTER_OTLP_TRACES_HEADERS: optional(otlpHeaders),
+    OTEL_SERVICE_NAME: optional(text),
   };
+}
+
+/** Where and as what spans are exported (observe/tracing.ts); set only when tracing is on. */
+export interface TracingConfig {
+  /** The OTLP/HTTP traces URL (…/v1/traces). */
+  endpoint: string;
+  headers: Record<string, string>;
+  /** OTEL_SERVICE_NAME; undefined: the entry point's own name. */
+  serviceName?: string;
 }
 
 export interface ObserveConfig {
@@ -544,6 +655,8 @@ export interface ObserveConfig {
   logFormat: 'text' | 'json';
   /** TANDEM_LOG_LEVEL; undefined: the entry point's default (INFO for the worker, WARN for `tandem dev`). */
   logLevel?: (typeof LOG_LEVELS)[number];
+  /** OpenTelemetry tracing; undefined: off (the default). */
+  tracing?: TracingConfig;
 }
 
 function observeConfig(v: Partial<Parsed<ReturnType<typeof observeShape>>>, env: Env, issue: (i: ConfigIssue) => void): ObserveConfig {
@@ -557,7 +670,16 @@ function observeConfig(v: Partial<Parsed<ReturnType<typeof observeShape>>>, env:
   } else if (v.TANDEM_METRICS_SDK_PORT !== undefined) {
     issue({ source: source(env, 'TANDEM_METRICS_SDK_PORT'), path: '', message: 'needs TANDEM_METRICS_PORT (the SDK\'s metrics are served beside Tandem\'s)' });
   }
-  return { metrics, metricsHost: host, logFormat: v.TANDEM_LOG_FORMAT ?? 'text', logLevel: v.TANDEM_LOG_LEVEL };
+  return { metrics, metricsHost: host, logFormat: v.TANDEM_LOG_FORMAT ?? 'text', logLevel: v.TANDEM_LOG_LEVEL, tracing: tracingConfig(v) };
+}
+
+function tracingConfig(v: Partial<Parsed<ReturnType<typeof observeShape>>>): TracingConfig | undefined {
+  const exporters = v.OTEL_TRACES_EXPORTER ?? [];
+  const on = exporters.includes('otlp') || v.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined || v.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined;
+  if (!on || exporters.includes('none') || v.OTEL_SDK_DISABLED === 'true') return undefined;
+  const base = v.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const endpoint = v.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base ? `${base.replace(/\/+$/, '')}/v1/traces` : 'http://localhost:4318/v1/traces');
+  return { endpoint, headers: { ...v.OTEL_EXPORTER_OTLP_HEADERS, ...v.OTEL_EXPORTER_OTLP_TRACES_HEADERS }, serviceName: v.OTEL_SERVICE_NAME };
 }
 
 /** The observability variables alone (the CLI's `--log-format` default; tests). */
@@ -571,14 +693,25 @@ export function loadObserveConfig(env: Env = process.env): ObserveConfig {
  * Every secret value this process knows, for the logger to redact (observe/log.ts): the variables
  * marked secret above, the secrets a sites file names, the Slurm API credentials and the codec keys.
  */
-export function secretValues(env: Env = process.env, config?: Pick<WorkerConfig, 'sites' | 'slurm' | 'codec' | 'connection'>): string[] {
+export function secretValues(env: Env = process.env, config?: Pick<WorkerConfig, 'sites' | 'slurm' | 'codec' | 'connection' | 'oidc'>): string[] {
   const out = new Set<string>();
   for (const name of SECRET) if (env[name]) out.add(env[name]!);
+  // A collector's API key is one header value among others: each value is redacted on its own too (and
+  // a bearer token without its scheme). Not short ones ("gzip", a team name): keys are long, and a short
+  // common word redacted would blank it in every line.
+  for (const name of ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS']) {
+    const headers = otlpHeaders.safeParse(env[name] ?? '');
+    for (const v of headers.success ? Object.values(headers.data) : []) {
+      const credential = /^(?:bearer|basic)\s+(\S+)$/i.exec(v)?.[1];
+      for (const s of [v, credential]) if (s && s.length >= 8) out.add(s);
+    }
+  }
   for (const v of Object.values(config?.sites?.secrets ?? {})) out.add(v);
   const slurm = config?.slurm as { clientSecret?: string; token?: string } | undefined;
   if (slurm?.clientSecret) out.add(slurm.clientSecret);
   if (slurm?.token) out.add(slurm.token);
   if (config?.connection?.apiKey) out.add(config.connection.apiKey);
+  if (config?.oidc?.clientSecret) out.add(config.oidc.clientSecret);
   for (const k of config?.codec?.keys ?? []) out.add(k.key.toString('base64'));
   return [...out];
 }

@@ -3,7 +3,6 @@
 import { Client, Connection, WorkflowNotFoundError, type ClientPlugin, type TLSConfig, type WorkflowHandle } from '@temporalio/client';
 import { readFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import { parsePipelineSpec, validatePipelineSpec } from '../contract/parse.js';
 import { DEADLINE_COMPENSATION_MARGIN_MS, type PipelineSpec, type PipelineSpecInput, type StageName } from '../contract/pipeline.js';
 import type { JobProgress } from '../contract/outcome.js';
 import type { PipelineResult, PipelineStatus, TimelineEntry } from '../contract/status.js';
@@ -11,11 +10,16 @@ import { validateTuning, type PipelineTuning } from '../contract/tuning.js';
 import type { ResumeInput } from '../workflows/pipeline.js';
 import { SA_PIPELINE, SA_TENANT } from '../contract/search-attributes.js';
 import { checkRunId } from '../contract/run-id.js';
+import { TenantPolicyError, checkTenantPolicy, parseSpecUnderPolicy, validateSpecUnderPolicy, type TenantPolicy } from '../contract/tenant-policy.js';
+import { loadTenantPolicyConfig } from '../config/worker.js';
 import { errorChain } from '../contract/error-chain.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { loadClientConfig, loadCodecConfig, type TemporalConnection } from '../config/worker.js';
-import { codecDataConverter } from '../codec/index.js';
+import { clientDataConverter } from '../codec/index.js';
 import type { DataConverter } from '@temporalio/common';
+import { OidcApiKey, type ClientCredentials } from './oidc-token.js';
+import { tracingClientInterceptors } from '../observe/tracing-active.js';
+import { describeExecution } from './list.js';
 import { registerSearchAttributes, SearchAttributesMissing, isMissingSearchAttribute, type SearchAttributesReport } from './search-attributes.js';
 
 export const DEFAULT_TASK_QUEUE = DEFAULTS.taskQueue;
@@ -39,6 +43,11 @@ export interface TandemClientOptions {
   tls?: TLSConfig | boolean;
   /** An API key (Temporal Cloud, or a server with an authorizer): sent as a bearer token. */
   apiKey?: string;
+  /**
+   * OIDC client credentials (default TEMPORAL_OIDC_*): the API key is a token from this grant, refreshed
+   * ahead of expiry while the client is open (docs/authorization.md). An explicit `apiKey` wins.
+   */
+  oidc?: ClientCredentials;
   /** Extra gRPC metadata on every call. */
   metadata?: Record<string, string>;
   /** Client plugins, e.g. the TandemPlugin (payload codec) shared with the worker. */
@@ -59,6 +68,8 @@ export interface LaunchOptions {
    *  closed one makes launch throw WorkflowExecutionAlreadyStartedError instead of running it again
    *  (Temporal's USE_EXISTING conflict and REJECT_DUPLICATE reuse policies; the Argo executor plugin). */
   once?: boolean;
+  /** The tenant policy the launch must satisfy (contract/tenant-policy.ts); default TANDEM_TENANT_POLICY's file, if set; null: none. */
+  tenantPolicy?: TenantPolicy | null;
 }
 
 export type ProgressEvent =
@@ -74,7 +85,8 @@ export async function loadPipelineSpec(path: string): Promise<PipelineSpec> {
   } catch (e) {
     throw new Error(`cannot read spec ${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
   }
-  return parsePipelineSpec(text, path);
+  // Variables the spec's deny-list refuses pass when TANDEM_TENANT_POLICY lets the spec's tenant set them.
+  return parseSpecUnderPolicy(text, loadTenantPolicyConfig()?.parsed, path);
 }
 
 /** "Failed to connect" and what the server or TLS layer said beneath it (UNAUTHENTICATED, a bad certificate). */
@@ -87,6 +99,7 @@ export class TandemClient {
     readonly client: Client,
     readonly taskQueue: string,
     private readonly ownedConnection?: Connection,
+    private readonly tokens?: OidcApiKey,
   ) {}
 
   get namespace(): string {
@@ -111,21 +124,38 @@ export class TandemClient {
     if (opts.tls !== undefined) conn.tls = opts.tls;
     if (opts.apiKey !== undefined) conn.apiKey = opts.apiKey;
     if (opts.metadata !== undefined) conn.metadata = { ...conn.metadata, ...opts.metadata };
+    const oidc = opts.apiKey === undefined ? (opts.oidc ?? env.oidc) : undefined;
+    const tokens = oidc ? new OidcApiKey(oidc) : undefined;
+    // The first token before connecting; the connection then reads the current one on every call.
+    if (tokens) await tokens.start().catch((e: Error) => {
+      // Origin and path only: a URL's user-info or query would be credentials.
+      const u = new URL(oidc!.tokenUrl);
+      throw new Error(`cannot get a Temporal API key from the OIDC token endpoint ${u.origin}${u.pathname} (${e.message})`);
+    });
     let connection: Connection;
     try {
-      connection = await Connection.connect({ ...conn, connectTimeout: DEFAULTS.connectTimeoutMs });
+      connection = await Connection.connect({ ...conn, ...(tokens ? { apiKey: () => tokens.current() } : {}), connectTimeout: DEFAULTS.connectTimeoutMs });
     } catch (e) {
+      tokens?.stop();
       throw new Error(`cannot reach the Temporal server at ${conn.address}${conn.tls ? ' (TLS)' : ''} (${causes(e)}). Start one with \`npm run tandem -- dev\`, or set TEMPORAL_ADDRESS (and TEMPORAL_TLS_*, TEMPORAL_API_KEY) or a temporal.toml profile.`);
     }
-    const client = new Client({ connection, namespace: opts.namespace ?? env.namespace, plugins: opts.plugins, dataConverter: opts.dataConverter ?? codecDataConverter(loadCodecConfig()) });
-    return new TandemClient(client, opts.taskQueue ?? DEFAULT_TASK_QUEUE, connection);
+    // Tracing (observe/tracing.ts), when this process started it: a StartWorkflow span parents the run's
+    // spans. The TandemPlugin adds the same interceptor itself.
+    const interceptors = opts.plugins?.some((p) => p.name === 'tandem') ? undefined : { workflow: tracingClientInterceptors() };
+    const client = new Client({ connection, namespace: opts.namespace ?? env.namespace, plugins: opts.plugins, interceptors, dataConverter: opts.dataConverter ?? clientDataConverter(loadCodecConfig()) });
+    return new TandemClient(client, opts.taskQueue ?? DEFAULT_TASK_QUEUE, connection, tokens);
   }
 
   /** Validates and starts a pipeline. Nothing starts if the spec is invalid. */
   async launch(spec: PipelineSpecInput | PipelineSpec, opts: LaunchOptions = {}): Promise<PipelineHandle> {
     // The id names the run's directory under TANDEM_HOME: `--id ..` must not put it elsewhere.
     if (opts.id !== undefined) checkRunId(opts.id, 'id');
-    const valid = validatePipelineSpec(spec);
+    // The tenant policy (TANDEM_TENANT_POLICY) refuses before anything starts, naming every field; the
+    // worker checks again (activities/tenant-policy.ts) for runs started without the SDK.
+    const policy = opts.tenantPolicy === undefined ? loadTenantPolicyConfig()?.parsed : (opts.tenantPolicy ?? undefined);
+    const valid = validateSpecUnderPolicy(spec, policy);
+    const refused = policy ? checkTenantPolicy(valid, policy, { tuning: opts.tuning }) : [];
+    if (refused.length) throw new TenantPolicyError(refused);
     const trainRuntime = valid.stages.train.runtime;
     if (opts.tuning?.failover && trainRuntime !== 'slurm' && trainRuntime !== 'auto') {
       throw new Error(`failover moves training between Slurm sites, but stages.train.runtime is "${trainRuntime}"; set it to "slurm" (or "auto") or launch without failover`);
@@ -194,7 +224,7 @@ export class TandemClient {
   async get(id: string): Promise<PipelineHandle> {
     const handle = this.client.workflow.getHandle(id);
     try {
-      await handle.describe();
+      await describeExecution(this.client, id); // (not handle.describe(): it decodes the memo, which a client without the key cannot)
     } catch (e) {
       if (e instanceof WorkflowNotFoundError) throw new Error(`no pipeline run with id "${id}" in namespace ${this.client.options.namespace}`);
       throw e;
@@ -203,6 +233,7 @@ export class TandemClient {
   }
 
   async close(): Promise<void> {
+    this.tokens?.stop();
     await this.ownedConnection?.close();
   }
 }

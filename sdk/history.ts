@@ -22,6 +22,9 @@ export async function decodeHistoryPayloads(history: History, codecs: readonly P
   const walk = async (v: unknown): Promise<unknown> => {
     if (Array.isArray(v)) return Promise.all(v.map(walk));
     if (!v || typeof v !== 'object' || v instanceof Uint8Array) return v;
+    // int64 fields (event times, ids) are Long objects: copied field by field they would lose their
+    // prototype, and Number() of them would be NaN (every date in `runs show` "Invalid time value").
+    if (typeof (v as { toNumber?: unknown }).toNumber === 'function') return v;
     if (isPayload(v)) {
       let out: Payload[] = [v];
       for (const c of [...codecs].reverse()) out = await c.decode(out);
@@ -82,17 +85,29 @@ export interface RunReport {
 const toDate = (t: temporal.api.history.v1.IHistoryEvent['eventTime']) => (t?.seconds != null ? new Date(Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6)) : undefined);
 const num = (v: unknown) => Number(v ?? 0);
 
-function failureMessage(f: temporal.api.failure.v1.IFailure | null | undefined): { message: string; type?: string } {
+function failureMessage(f: temporal.api.failure.v1.IFailure | null | undefined, converter: PayloadConverter): { message: string; type?: string } {
   // An activity failure's interesting part is its innermost application failure.
   let cur = f;
   let type: string | undefined;
   let message = f?.message ?? 'unknown failure';
   while (cur) {
     if (cur.applicationFailureInfo?.type) type = cur.applicationFailureInfo.type;
-    if (cur.message) message = cur.message;
+    const own = encodedMessage(cur, converter) ?? cur.message;
+    if (own) message = own;
     cur = cur.cause;
   }
   return { message, type };
+}
+
+/** With the codec on, the message is in the failure's encoded attributes (codec/failure-converter.ts). */
+function encodedMessage(f: temporal.api.failure.v1.IFailure, converter: PayloadConverter): string | undefined {
+  if (!f.encodedAttributes) return undefined;
+  try {
+    const attrs = converter.fromPayload(f.encodedAttributes as Payload) as { message?: unknown } | null;
+    return typeof attrs?.message === 'string' ? attrs.message : undefined;
+  } catch {
+    return `${f.message || 'Encoded failure'} (encrypted: this client has no codec key to read it)`;
+  }
 }
 
 export function analyseHistory(workflowId: string, history: History, converter: PayloadConverter): RunReport {
@@ -148,14 +163,14 @@ export function analyseHistory(workflowId: string, history: History, converter: 
     const failed = e.activityTaskFailedEventAttributes;
     if (failed) {
       const rec = byScheduled.get(num(failed.scheduledEventId));
-      const f = failureMessage(failed.failure);
+      const f = failureMessage(failed.failure, converter);
       if (rec) Object.assign(rec, { outcome: 'failed', closedAt: toDate(e.eventTime), error: f.message, errorType: f.type });
       continue;
     }
     const to = e.activityTaskTimedOutEventAttributes;
     if (to) {
       const rec = byScheduled.get(num(to.scheduledEventId));
-      if (rec) Object.assign(rec, { outcome: 'timed-out', closedAt: toDate(e.eventTime), error: failureMessage(to.failure).message });
+      if (rec) Object.assign(rec, { outcome: 'timed-out', closedAt: toDate(e.eventTime), error: failureMessage(to.failure, converter).message });
       continue;
     }
     const cancelled = e.activityTaskCanceledEventAttributes;
@@ -169,7 +184,7 @@ export function analyseHistory(workflowId: string, history: History, converter: 
       report.result = decode(e.workflowExecutionCompletedEventAttributes.result);
     } else if (e.workflowExecutionFailedEventAttributes) {
       report.status = 'Failed';
-      report.failure = failureMessage(e.workflowExecutionFailedEventAttributes.failure).message;
+      report.failure = failureMessage(e.workflowExecutionFailedEventAttributes.failure, converter).message;
     } else if (e.workflowExecutionCanceledEventAttributes) report.status = 'Canceled';
     else if (e.workflowExecutionTerminatedEventAttributes) report.status = 'Terminated';
     else if (e.workflowExecutionTimedOutEventAttributes) report.status = 'TimedOut';

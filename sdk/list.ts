@@ -3,7 +3,7 @@
 // this client does not hold, or by another team's codec sharing the namespace) makes the whole list
 // throw "Unknown encoding". Listings only need ids, status, times and search attributes, which the
 // server stores unencoded, so we page the raw visibility API and skip the memo.
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { google } from '@temporalio/proto';
 import type { TypedSearchAttributes } from '@temporalio/common';
 import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes.js';
@@ -47,4 +47,29 @@ export async function* listExecutions(client: Client, query: string): AsyncGener
     }
     nextPageToken = res.nextPageToken?.length ? res.nextPageToken : undefined;
   } while (nextPageToken);
+}
+
+/**
+ * One execution as describe() gives it, without decoding its memo (which `handle.describe()` does, and
+ * throws on for a client without the run's codec key): what `tandem runs show` and `TandemClient.get`
+ * need to find a run, so a client without the key can still show the run it cannot decrypt.
+ */
+export async function describeExecution(client: Client, workflowId: string, runId?: string): Promise<ListedExecution> {
+  let raw;
+  try {
+    raw = (await client.workflowService.describeWorkflowExecution({ namespace: client.options.namespace, execution: { workflowId, runId } })).workflowExecutionInfo;
+  } catch (e) {
+    // gRPC NOT_FOUND, as the SDK's describe() reports it.
+    if ((e as { code?: number }).code === 5) throw new WorkflowNotFoundError((e as { details?: string }).details ?? 'Workflow not found', workflowId, runId);
+    throw e;
+  }
+  return {
+    workflowId: raw?.execution?.workflowId ?? workflowId,
+    runId: raw?.execution?.runId ?? '',
+    type: raw?.type?.name ?? '',
+    status: STATUS_NAMES[raw?.status ?? 0] ?? 'UNKNOWN',
+    startTime: tsToDate(raw?.startTime) ?? new Date(0),
+    closeTime: tsToDate(raw?.closeTime),
+    typedSearchAttributes: decodeTypedSearchAttributes(raw?.searchAttributes?.indexedFields),
+  };
 }

@@ -11,7 +11,7 @@ import { SA_STAGE, SA_TENANT } from '../contract/search-attributes.js';
 import { parseDuration } from '../contract/duration.js';
 import { checkRunId } from '../contract/run-id.js';
 import type { HybridPipelineInput } from '../workflows/pipeline.js';
-import { listExecutions, type ListedExecution } from './list.js';
+import { describeExecution, listExecutions, type ListedExecution } from './list.js';
 import { analyseHistory, decodeHistoryPayloads, type RunReport } from './history.js';
 import type { PipelineHandle, TandemClient } from './client.js';
 
@@ -71,10 +71,9 @@ export class Runs {
   }
 
   private async fetch(id: string): Promise<{ report: RunReport; history: temporal.api.history.v1.IHistory; runId: string; status: string }> {
-    const handle = this.client.workflow.getHandle(id);
     let desc;
     try {
-      desc = await handle.describe();
+      desc = await describeExecution(this.client, id); // (not handle.describe(): it decodes the memo)
     } catch (e) {
       if (e instanceof WorkflowNotFoundError) throw new RunError(`no run with id "${id}" in namespace ${this.tandem.namespace} (see \`tandem runs list\`)`);
       throw e;
@@ -83,13 +82,13 @@ export class Runs {
     // Encrypted payloads (TANDEM_CODEC_*) are decoded with the client's codec before they are read.
     const { payloadConverter, payloadCodecs } = this.client.options.loadedDataConverter;
     const report = analyseHistory(id, await decodeHistoryPayloads(history, payloadCodecs), payloadConverter);
-    return { report, history, runId: desc.runId, status: desc.status.name };
+    return { report, history, runId: desc.runId, status: desc.status };
   }
 
   /** The workflow type of a run, or a clear error for an unknown id. */
   async typeOf(id: string): Promise<string> {
     try {
-      return (await this.client.workflow.getHandle(id).describe()).type;
+      return (await describeExecution(this.client, id)).type;
     } catch (e) {
       if (e instanceof WorkflowNotFoundError) throw new RunError(`no run with id "${id}" in namespace ${this.tandem.namespace} (see \`tandem runs list\`)`);
       throw e;

@@ -2,7 +2,9 @@
 // local jobs, checkpoints and model server) leaves no plaintext spec or env value in the history the
 // server holds; the codec server and `temporal workflow show --codec-endpoint` show them decoded; a
 // rotated keyring still reads old runs; replay (the SDK's replayer and `tandem runs replay`) works on
-// encrypted histories.
+// encrypted histories. Failure messages and stack traces are encrypted too (codec/failure-converter.ts):
+// a job failing with a canary in its output leaves no canary in any failure on the server, `tandem runs
+// show` with the key reads it, and a client without the key shows the "Encoded failure" placeholder.
 import { execFile } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,15 +12,16 @@ import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { AesGcmCodec, codecDataConverter, type CodecKey } from '../codec/index.js';
+import { AesGcmCodec, clientDataConverter, codecDataConverter, type CodecKey } from '../codec/index.js';
 import { startCodecServer, type CodecServer } from '../codec/server.js';
-import { createTandemWorker } from '../workers/worker.js';
+import { bundleWorkflows, createTandemWorker } from '../workers/worker.js';
 import { bundleReplayWorkflows, replayHistory } from '../workers/replay.js';
 import { findTemporal } from '../workers/temporal-binary.js';
 import { TandemClient } from '../sdk/client.js';
 import { Runs } from '../sdk/runs.js';
 import { LocalServingBackend } from '../backends/local-serving.js';
-import { address, spec, tempDir, uniqueQueue, workflowBundle } from './helpers.js';
+import { WorkflowFailedError } from '@temporalio/client';
+import { address, spec, tempDir, uniqueQueue } from './helpers.js';
 
 const K1: CodecKey = { id: 'k-2024', key: randomBytes(32) };
 const K2: CodecKey = { id: 'k-2025', key: randomBytes(32) };
@@ -48,6 +51,11 @@ function payloadsIn(v: unknown, out: { path: string; metadata: Record<string, st
   return out;
 }
 const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+// The workflow code built with the codec's failure converter, as createTandemWorker builds it when the
+// codec is configured (the converter's path is the same whatever the keys).
+let codecBundle: ReturnType<typeof bundleWorkflows> | undefined;
+const workflowBundle = () => (codecBundle ??= bundleWorkflows({ dataConverter: codecDataConverter({ keys: [K1] }) }));
 
 async function startWorkerWith(keys: CodecKey[]) {
   const { worker, connection } = await createTandemWorker({ address: address(), taskQueue: queue, home, workflowBundle: await workflowBundle(), dataConverter: codecDataConverter({ keys }) });
@@ -193,5 +201,78 @@ describe('payload encryption', () => {
     expect(cli).toMatchObject({ code: 0, out: expect.stringMatching(new RegExp(`${id1}: deterministic`)) });
     const cliNoKey = await run(process.execPath, ['bin/tandem.js', 'runs', 'replay', id1], { TEMPORAL_ADDRESS: address(), TANDEM_CODEC_KEYS_FILE: '' });
     expect(cliNoKey.code).not.toBe(0);
+  });
+  test('failure messages and stack traces are encrypted: no canary in any failure on the server; runs show decodes it with the key; without it, a placeholder', async () => {
+    const CANARY = `fail-canary-${randomBytes(6).toString('hex')}`;
+    const w = await startWorkerWith([K1]);
+    let id: string;
+    try {
+      const failing = spec({ name: 'codec-fail', tenant: 'acme', retry: { maxAttempts: 1 }, stages: { preprocess: { runtime: 'local', command: ['/bin/sh', '-c', `echo "${CANARY} at the end" >&2; exit 3`] } } });
+      const h = await w.tandem.launch(failing, { id: `codec-fail-${randomBytes(3).toString('hex')}`, tuning });
+      id = h.id;
+      // The client with the key reads the workflow's failure in clear (the SDK decodes encodedAttributes).
+      const err = await h.result().then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      expect(String((err as WorkflowFailedError).cause?.message)).toContain(CANARY);
+    } finally {
+      await w.stop();
+    }
+
+    // The raw history: every failure carries the placeholder, an empty stack trace and encrypted
+    // attributes; the canary is nowhere (not in messages, stack traces, details or payloads).
+    const json = historyToJSON(await plain.client.workflow.getHandle(id).fetchHistory());
+    expect(json).not.toContain(CANARY);
+    const failures: { message?: string; stackTrace?: string; encodedAttributes?: { metadata: Record<string, string> } }[] = [];
+    const walk = (v: unknown, key = ''): void => {
+      if (Array.isArray(v)) v.forEach((x) => walk(x));
+      else if (v && typeof v === 'object') {
+        if (key === 'failure' || key === 'cause') failures.push(v as (typeof failures)[number]);
+        Object.entries(v).forEach(([k, x]) => walk(x, k));
+      }
+    };
+    walk(JSON.parse(json));
+    expect(failures.length).toBeGreaterThan(0);
+    for (const f of failures) {
+      expect(f.message).toBe('Encoded failure');
+      expect(f.stackTrace ?? '').toBe('');
+      expect(f.encodedAttributes?.metadata.encoding).toBe(b64('binary/encrypted'));
+    }
+
+    // `tandem runs show` (the SDK's Runs and the CLI) with the key: the job's failure decoded.
+    const keyed = await TandemClient.connect({ address: address(), taskQueue: queue, dataConverter: codecDataConverter({ keys: [K1] }) });
+    try {
+      const report = await new Runs(keyed).show(id);
+      expect(report.status).toBe('Failed');
+      expect(report.failure).toContain(CANARY);
+      expect(report.stages.find((st) => st.name === 'preprocess')?.status).toBe('failed');
+    } finally {
+      await keyed.close();
+    }
+    const ring = join(home, 'keyring-fail');
+    writeFileSync(ring, `${K1.id}: ${K1.key.toString('base64')}\n`);
+    chmodSync(ring, 0o600);
+    const shown = await run(process.execPath, ['bin/tandem.js', 'runs', 'show', id], { TEMPORAL_ADDRESS: address(), TANDEM_CODEC_KEYS_FILE: ring });
+    expect(shown).toMatchObject({ code: 0, out: expect.stringMatching(/Failure {4}preprocess job \S+ ended FAILED: exit code 3/) });
+    expect(shown.out).not.toContain('Encoded failure');
+
+    // Without the key: the SDK and the CLI show the placeholder, and neither crashes.
+    const keyless = await TandemClient.connect({ address: address(), taskQueue: queue, dataConverter: clientDataConverter(undefined) });
+    try {
+      const err = await (await keyless.get(id)).result().then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      expect(String((err as WorkflowFailedError).cause?.message)).toMatch(/^Encoded failure \(binary\/encrypted: this client has no codec key/);
+      const report = await new Runs(keyless).show(id);
+      expect(report.failure).toMatch(/^Encoded failure \(encrypted/);
+      expect(JSON.stringify(report)).not.toContain(CANARY);
+    } finally {
+      await keyless.close();
+    }
+    const noKey = await run(process.execPath, ['bin/tandem.js', 'runs', 'show', id], { TEMPORAL_ADDRESS: address(), TANDEM_CODEC_KEYS_FILE: '' });
+    expect(noKey).toMatchObject({ code: 0, out: expect.stringContaining('Failure    Encoded failure (encrypted') });
+    expect(`${noKey.out}${noKey.err}`).not.toContain(CANARY);
+
+    // Replay of the encrypted failed run, with the key.
+    const h = await plain.client.workflow.getHandle(id).fetchHistory();
+    expect(await replayHistory(h, { workflowBundle: await bundleReplayWorkflows(), workflowId: id, dataConverter: codecDataConverter({ keys: [K1] }) })).toMatchObject({ deterministic: true });
   });
 });

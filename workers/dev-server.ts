@@ -16,6 +16,8 @@ export interface DevServerOptions {
   ui?: boolean;
   port?: number;
   uiPort?: number;
+  /** The Web UI's remote codec (`tandem codec-server`): the browser decodes payloads through it. */
+  uiCodecEndpoint?: string;
   namespace?: string;
   log?: (line: string) => void;
   startTimeoutMs?: number;
@@ -74,6 +76,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   if (opts.ui) {
     uiPort = opts.uiPort ?? (await freePort());
     args.push('--ui-port', String(uiPort));
+    if (opts.uiCodecEndpoint) args.push('--ui-codec-endpoint', opts.uiCodecEndpoint);
   } else {
     args.push('--headless');
   }

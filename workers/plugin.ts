@@ -8,9 +8,10 @@
 //   // ./workflows.ts:  export * from 'tandem/workflows';   (next to the team's own workflows)
 import { SimplePlugin } from '@temporalio/plugin';
 import type { DataConverter } from '@temporalio/common';
-import type { WorkerOptions } from '@temporalio/worker';
+import type { BundleOptions, WorkerOptions } from '@temporalio/worker';
 import { tandemSinks } from '../observe/sinks.js';
 import { observeActivities } from '../observe/interceptor.js';
+import { TRACING_WORKFLOW_MODULE, startTracing, tracingActivityInterceptors, tracingClientInterceptors, tracingSinks, type Tracing } from '../observe/tracing.js';
 import { codecDataConverter } from '../codec/index.js';
 import { loadWorkerConfig, type WorkerConfig } from '../config/worker.js';
 import { slurmBackend } from '../backends/slurm/index.js';
@@ -44,6 +45,9 @@ export class TandemPlugin extends SimplePlugin {
     // The codec is part of the data converter: a client and a worker must agree on it, which is why
     // the same plugin instance goes on both.
     const codec: DataConverter | undefined = codecDataConverter(config.codec);
+    // OpenTelemetry tracing when the configuration's OTEL_* turn it on (observe/tracing.ts: one provider
+    // a process). The client's StartWorkflow span is the parent of the run's spans on the worker.
+    const tracing = config.observe.tracing ? startTracing(config.observe.tracing, 'tandem-worker') : undefined;
     super({
       name: 'tandem',
       // Activities are built on first use by a worker, never for a client: building them creates the
@@ -52,7 +56,9 @@ export class TandemPlugin extends SimplePlugin {
       ...(codec ? { dataConverter: codec } : {}),
       // Activity durations and outcomes for the metrics (observe/); served where the entry point
       // starts observe/server.ts (or scraped from observe/metrics.ts's registry by the embedding).
-      workerInterceptors: { activity: [observeActivities] },
+      // With tracing, the RunActivity span goes outermost and the workflow interceptors are bundled in.
+      workerInterceptors: { activity: [...(tracing ? [tracingActivityInterceptors(tracing)] : []), observeActivities], ...(tracing ? { workflowModules: [TRACING_WORKFLOW_MODULE] } : {}) },
+      ...(tracing ? { clientInterceptors: { workflow: tracingClientInterceptors(tracing) } } : {}),
       ...(opts.registerWorkflows ? { workflowsPath: WORKFLOWS_PATH } : {}),
       // The backend clients hold no connections between calls (each request opens and closes its
       // own), so a stopped worker leaves nothing open; a worker run again gets freshly built ones.
@@ -61,19 +67,35 @@ export class TandemPlugin extends SimplePlugin {
           await next();
         } finally {
           this.built = undefined;
+          await this.tracing?.flush();
         }
       },
     });
     this.config = config;
     this.tandemOptions = opts;
+    this.tracing = tracing;
   }
 
+  /** The process's tracing when the configuration turned it on; `tracing?.shutdown()` at exit sends what is left. */
+  readonly tracing?: Tracing;
+
   private readonly tandemOptions: TandemPluginOptions;
+
+  /**
+   * A bundle built with the plugin (bundleWorkflowCode({ plugins: [tandem] })) gets the codec's failure
+   * converter, as a worker bundling with the plugin does (it takes it from the data converter): the
+   * workflow code's failures are then encoded like the activities'. SimplePlugin has no option for it.
+   */
+  override configureBundler(options: BundleOptions): BundleOptions {
+    const o = super.configureBundler(options);
+    const failureConverterPath = codecDataConverter(this.config.codec)?.failureConverterPath;
+    return failureConverterPath && !o.failureConverterPath ? { ...o, failureConverterPath } : o;
+  }
 
   /** Also registers the workflows' metric sinks (workflows/observe.ts); SimplePlugin has no option for sinks. */
   override configureWorker(options: WorkerOptions): WorkerOptions {
     const o = super.configureWorker(options);
-    return { ...o, sinks: { ...tandemSinks(), ...o.sinks } };
+    return { ...o, sinks: { ...tandemSinks(), ...(this.tracing ? tracingSinks(this.tracing) : {}), ...o.sinks } };
   }
 
   /** Tandem's activities for this configuration (built once per plugin). */
@@ -82,13 +104,14 @@ export class TandemPlugin extends SimplePlugin {
     if (!this.built) {
       const c = this.config;
       const o = this.tandemOptions;
-      const rest: Omit<TandemActivityOptions, 'home' | 'cluster'> = { backends: o.backends, pollInitialMs: o.pollInitialMs, inventorySources: o.inventorySources, recoverySites: o.recoverySites, quotas: o.quotas };
+      const rest: Omit<TandemActivityOptions, 'home' | 'cluster'> = { backends: o.backends, pollInitialMs: o.pollInitialMs, inventorySources: o.inventorySources, recoverySites: o.recoverySites, quotas: o.quotas, tenantPolicy: o.tenantPolicy };
       this.built = tandemActivities({
         ...rest,
         home: this.tandemOptions.home ?? c.home,
         backends: rest.backends ?? (c.slurm ? { slurm: slurmBackend(c.slurm) } : undefined),
         recoverySites: rest.recoverySites ?? recoverySites(c.sites?.parsed, c.sites?.secrets ?? {}),
         quotas: rest.quotas ?? c.quotas?.parsed,
+        tenantPolicy: rest.tenantPolicy ?? c.tenantPolicy?.parsed,
         cluster: c,
         audit: c.audit,
       });

@@ -1,7 +1,7 @@
 // Wires Tandem's workflows and activities into a Temporal worker.
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleOption, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
-import { createActivities, type ActivityConfig } from '../activities/index.js';
+import { createActivities, tenantGuardOf, type ActivityConfig } from '../activities/index.js';
 import { failure } from '../contract/failures.js';
 import { createArgoActivities } from '../activities/argo/index.js';
 import { SlurmTarget } from '../activities/argo/slurm.js';
@@ -25,7 +25,9 @@ import { loadAuditConfig, loadCodecConfig } from '../config/worker.js';
 import { codecDataConverter } from '../codec/index.js';
 import type { DataConverter } from '@temporalio/common';
 import { tandemSinks } from '../observe/sinks.js';
+import { OidcApiKey, type ClientCredentials } from '../sdk/oidc-token.js';
 import { observeActivities } from '../observe/interceptor.js';
+import { TRACING_WORKFLOW_MODULE, tracingActivityInterceptors, tracingSinks, type Tracing } from '../observe/tracing.js';
 
 export const TASK_QUEUE = DEFAULTS.taskQueue;
 // The workflows' entry point for the bundler: the TypeScript source in a checkout, the compiled
@@ -41,6 +43,8 @@ export interface TandemWorkerOptions extends TandemActivityOptions {
   address: string;
   /** TLS, API key and gRPC metadata (config/worker.ts `connection`, from TEMPORAL_* and temporal.toml). */
   connection?: Omit<TemporalConnection, 'address'>;
+  /** OIDC client credentials (config/worker.ts `oidc`, TEMPORAL_OIDC_*): the API key is a token from this grant, refreshed until the connection closes. */
+  oidc?: ClientCredentials;
   namespace?: string;
   taskQueue?: string;
   /** A prebuilt bundle, in memory or as a file (tests and benchmarks share one); built from workflows/ otherwise. */
@@ -52,27 +56,54 @@ export interface TandemWorkerOptions extends TandemActivityOptions {
   dataConverter?: DataConverter;
   /** Metrics (observe/): workflow sinks and the activity interceptor; default true. Served only where an entry point starts observe/server.ts. */
   observe?: boolean;
+  /** OpenTelemetry tracing (observe/tracing.ts), as the entry point started it; default off. A prebuilt bundle must then be bundleWorkflows({ tracing: true }). */
+  tracing?: Tracing;
 }
 
-export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
+/**
+ * The workflow code for the bundle option. With a data converter (the codec's), its converter paths
+ * are bundled in: the workflow code's own failures are then encoded like the activities' are.
+ */
+export function bundleWorkflows(opts: { dataConverter?: DataConverter; tracing?: boolean } = {}): Promise<WorkflowBundleWithSourceMap> {
+  const { failureConverterPath, payloadConverterPath } = opts.dataConverter ?? {};
+  // Tracing's workflow interceptors only when tracing is on: off, the bundle is what it always was.
+  const workflowInterceptorModules = opts.tracing ? [TRACING_WORKFLOW_MODULE] : undefined;
+  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, failureConverterPath, payloadConverterPath, workflowInterceptorModules, logger: quietLogger });
 }
 
 const quietLogger = { trace() {}, debug() {}, info() {}, warn: (m: string) => console.warn(m), error: (m: string) => console.error(m), log() {} };
 
 export async function createTandemWorker(opts: TandemWorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
-  const connection = await NativeConnection.connect({ ...opts.connection, address: opts.address });
+  const tokens = opts.oidc ? new OidcApiKey(opts.oidc) : undefined;
+  const apiKey = tokens ? await tokens.start() : undefined;
+  const connection = await NativeConnection.connect({ ...opts.connection, ...(apiKey !== undefined ? { apiKey } : {}), address: opts.address }).catch((e: unknown) => {
+    tokens?.stop();
+    throw e;
+  });
+  if (tokens) {
+    // Core keeps one API key per connection: each refreshed token replaces it; closing stops the refresh.
+    tokens.onRefresh((t) => connection.setApiKey(t));
+    const close = connection.close.bind(connection);
+    connection.close = async () => {
+      tokens.stop();
+      await close();
+    };
+  }
+  const dataConverter = opts.dataConverter ?? codecDataConverter(loadCodecConfig());
   const worker = await Worker.create({
     connection,
     namespace: opts.namespace ?? DEFAULTS.namespace,
     taskQueue: opts.taskQueue ?? TASK_QUEUE,
-    workflowBundle: opts.workflowBundle ?? (await bundleWorkflows()),
+    // A prebuilt bundle must have been built with the same data converter (bundleWorkflows({ dataConverter })).
+    workflowBundle: opts.workflowBundle ?? (await bundleWorkflows({ dataConverter, tracing: !!opts.tracing })),
     activities: opts.activities ?? tandemActivities(opts),
-    dataConverter: opts.dataConverter ?? codecDataConverter(loadCodecConfig()),
+    dataConverter,
     // Heartbeats carry training progress; a short throttle keeps `tandem status` and the CLI bar live.
     maxHeartbeatThrottleInterval: opts.heartbeatThrottleMs ?? DEFAULTS.heartbeatThrottleMs,
     // Metrics and log attributes (observe/): the workflows' sink calls, activity durations and outcomes.
-    ...(opts.observe === false ? { sinks: tandemSinks({ record: false }) } : { sinks: tandemSinks(), interceptors: { activity: [observeActivities] } }),
+    // Tracing: the RunActivity span outermost, so the metrics interceptor's work is inside it.
+    sinks: { ...tandemSinks({ record: opts.observe !== false }), ...(opts.tracing ? tracingSinks(opts.tracing) : {}) },
+    interceptors: { activity: [...(opts.tracing ? [tracingActivityInterceptors(opts.tracing)] : []), ...(opts.observe === false ? [] : [observeActivities])] },
   });
   return { worker, connection };
 }
@@ -87,6 +118,8 @@ export function tandemActivities(opts: TandemActivityOptions): object {
   const audit = opts.audit ?? loadAuditConfig(undefined, { home: opts.home });
   const k8s = kube.cluster ? new KubeClients({ kubeconfigPath: kube.cluster.kubeconfigPath, namespace: kube.namespace }) : undefined;
   const backends = { ...opts.backends };
+  // The tenant policy's checks in the activities beside createActivities' own (kubernetes, recovery).
+  const guardOf = () => tenantGuardOf(opts.tenantPolicy, backends);
   // Without a cluster the deploy activities still exist, to fail with a clear, non-retryable reason.
   const noCluster = async (): Promise<never> => {
     throw failure('RuntimeUnavailable', 'stages.deploy.runtime is "kubernetes", but this worker has no Kubernetes cluster configured (set KUBECONFIG, or run the worker in a pod)');
@@ -101,6 +134,7 @@ export function tandemActivities(opts: TandemActivityOptions): object {
     k8sActivities = createKubernetesActivities({
       serving: new KubernetesServingBackend({ clients: k8s, image: kube.vllmImage, serviceType: kube.serviceType }),
       audit: activityAuditor(audit),
+      tenantGuard: guardOf(),
     });
   }
   // Placement sees the local machine and every configured Slurm site's nodes.
@@ -113,7 +147,7 @@ export function tandemActivities(opts: TandemActivityOptions): object {
   return {
     ...createActivities({ ...opts, backends, inventorySources, audit }),
     // Failover between Slurm sites, used by pipelines launched with tuning.failover.
-    ...createRecoveryActivities({ home: opts.home, sites: opts.recoverySites ?? [], audit }), ...createArgoActivities({ home: opts.home, targets: argoTargets, kubernetes: k8s ? new KubernetesResources(k8s) : undefined, audit }), ...k8sActivities, ...createMigrationActivities({ home: opts.home, sites: migrationSites(opts.home, migration), audit }) };
+    ...createRecoveryActivities({ home: opts.home, sites: opts.recoverySites ?? [], audit, tenantGuard: guardOf() }), ...createArgoActivities({ home: opts.home, targets: argoTargets, kubernetes: k8s ? new KubernetesResources(k8s) : undefined, audit }), ...k8sActivities, ...createMigrationActivities({ home: opts.home, sites: migrationSites(opts.home, migration), audit }) };
 }
 
 /**

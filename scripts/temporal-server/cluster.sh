@@ -10,7 +10,15 @@
 #                                 history, matching and worker: pg,fe,http,fe-m,hi,hi-m,ma,ma-m,wo,wo-m
 #   cluster.sh down <dir>         stops the server and PostgreSQL by their PIDs
 #
-# `up` prints KEY=value lines: ADDRESS, CA, CLIENT_CERT, CLIENT_KEY, SERVER_NAME, PID, PG_PID, LOG.
+# Authorization (opt-in, docs/authorization.md): with TANDEM_TS_JWKS_URL set (an http(s) URL of a JWKS on
+# loopback), the frontend runs Temporal's default JWT claim mapper and authorizer (the `permissions`
+# claim: "<namespace>:read|write|admin", "temporal-system:admin" for operators), so the client certificate
+# alone no longer authorizes anything. The server's own worker service then reaches the cluster through
+# an internal-frontend (no claim mapper: Temporal's design), which only accepts internode mTLS; `up` then
+# takes 13 ports: the 10 above, then internal-frontend gRPC, membership and HTTP.
+#
+# `up` prints KEY=value lines: ADDRESS, CA, CLIENT_CERT, CLIENT_KEY, SERVER_NAME, PID, PG_PID, LOG (and with
+# authorization INTERNAL_FRONTEND, INTERNODE_CA, INTERNODE_CERT, INTERNODE_KEY).
 # Nothing listens beyond loopback; PostgreSQL takes a password (scram-sha-256) on TCP and its unix
 # socket lives in <dir>. PostgreSQL refuses to run as root, so as root it runs as the postgres user.
 set -euo pipefail
@@ -41,7 +49,12 @@ if [ "$cmd" = down ]; then
 fi
 [ "$cmd" = up ] || { echo "unknown command $cmd (up|down)" >&2; exit 2; }
 ports="${3:?usage: cluster.sh up <dir> <10 comma-separated ports>}"
-IFS=, read -r P_PG P_FE P_HTTP P_FE_M P_HI P_HI_M P_MA P_MA_M P_WO P_WO_M <<<"$ports"
+IFS=, read -r P_PG P_FE P_HTTP P_FE_M P_HI P_HI_M P_MA P_MA_M P_WO P_WO_M P_IF P_IF_M P_IF_HTTP <<<"$ports"
+jwks="${TANDEM_TS_JWKS_URL:-}"
+if [ -n "$jwks" ]; then
+  [[ "$jwks" =~ ^https?://(127\.0\.0\.1|localhost)(:[0-9]+)?/ ]] || { echo "TANDEM_TS_JWKS_URL=$jwks: must be an http(s) URL on 127.0.0.1 or localhost" >&2; exit 2; }
+  [ -n "${P_IF_HTTP:-}" ] || { echo "with TANDEM_TS_JWKS_URL, need 13 ports (the internal-frontend's gRPC, membership and HTTP last), got: $ports" >&2; exit 2; }
+fi
 [ -n "${P_WO_M:-}" ] || { echo "need 10 ports, got: $ports" >&2; exit 2; }
 for p in ${ports//,/ }; do [ "$p" -lt 32768 ] || { echo "port $p: Temporal stores membership ports as smallint; use ports below 32768" >&2; exit 2; }; done
 for b in temporal-server temporal-sql-tool; do
@@ -66,6 +79,16 @@ mkdir -p "$tls"
   printf 'extendedKeyUsage=clientAuth\n' > client.ext
   openssl req -newkey rsa:2048 -nodes -subj "/CN=tandem-worker" -keyout client.key -out client.csr 2>/dev/null
   openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile client.ext -out client.pem 2>/dev/null
+  if [ -n "$jwks" ]; then
+    # Internode: history, matching and the internal-frontend serve with it and their clients present it.
+    # A CA of its own: a client certificate of the frontend's CA (every tenant holds one) must not
+    # open the internal-frontend, which grants system rights.
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=tandem-internode-ca" -keyout internode-ca.key -out internode-ca.pem 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n' > internode.ext
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=tandem-internode" -keyout internode.key -out internode.csr 2>/dev/null
+    openssl x509 -req -in internode.csr -CA internode-ca.pem -CAkey internode-ca.key -CAcreateserial -days 2 -extfile internode.ext -out internode.pem 2>/dev/null
+    rm -f internode-ca.srl
+  fi
   rm -f ./*.csr ./*.ext ca.srl
   chmod 600 ./*.key
 )
@@ -157,12 +180,36 @@ global:
       client:
         serverName: "localhost"
         rootCaFiles: ["$tls/ca.pem"]
-services:
 YAML
+  if [ -n "$jwks" ]; then
+    cat <<YAML
+    # The internal-frontend grants its callers system rights (no claim mapper), so only cluster
+    # members holding the internode certificate reach it, as they reach history and matching.
+    internode:
+      server:
+        certFile: "$tls/internode.pem"
+        keyFile: "$tls/internode.key"
+        requireClientAuth: true
+        clientCaFiles: ["$tls/internode-ca.pem"]
+      client:
+        serverName: "localhost"
+        rootCaFiles: ["$tls/internode-ca.pem"]
+  authorization:
+    jwtKeyProvider:
+      keySourceURIs: ["$jwks"]
+      refreshInterval: 1m
+    permissionsClaimName: permissions
+    authorizer: default
+    claimMapper: default
+YAML
+  fi
+  echo "services:"
+
   service frontend "$P_FE" "$P_FE_M" "$P_HTTP"
   service history "$P_HI" "$P_HI_M"
   service matching "$P_MA" "$P_MA_M"
   service worker "$P_WO" "$P_WO_M"
+  if [ -n "$jwks" ]; then service internal-frontend "$P_IF" "$P_IF_M" "$P_IF_HTTP"; fi
   cat <<YAML
 clusterMetadata:
   enableGlobalNamespace: false
@@ -184,8 +231,14 @@ dynamicConfigClient:
 YAML
 } > "$dir/config/tandem.yaml"
 
-# ---- start: all four services in this one process ---------------------------------------------------
-"$tools/temporal-server" --root "$dir" --config config --env tandem --allow-no-auth start >"$dir/temporal.log" 2>&1 &
+# ---- start: all the services in this one process ----------------------------------------------------
+# With authorization, no --allow-no-auth: the server refuses to start if the authorizer did not load.
+if [ -n "$jwks" ]; then
+  start=(start --service frontend --service internal-frontend --service history --service matching --service worker)
+else
+  start=(--allow-no-auth start)
+fi
+"$tools/temporal-server" --root "$dir" --config config --env tandem "${start[@]}" >"$dir/temporal.log" 2>&1 &
 echo $! > "$dir/temporal.pid"
 echo "ADDRESS=127.0.0.1:$P_FE"
 echo "CA=$tls/ca.pem"
@@ -195,3 +248,9 @@ echo "SERVER_NAME=localhost"
 echo "PID=$(cat "$dir/temporal.pid")"
 echo "PG_PID=$(head -1 "$pg/postmaster.pid")"
 echo "LOG=$dir/temporal.log"
+if [ -n "$jwks" ]; then
+  echo "INTERNAL_FRONTEND=127.0.0.1:$P_IF"
+  echo "INTERNODE_CA=$tls/internode-ca.pem"
+  echo "INTERNODE_CERT=$tls/internode.pem"
+  echo "INTERNODE_KEY=$tls/internode.key"
+fi

@@ -26,6 +26,8 @@ export interface TestSite {
   gateway?: FirecrestGateway;
   firecrest?: { baseUrl: string; tokenUrl: string };
   site: RecoverySite;
+  /** The site's sites-file entry (its secret in TANDEM_TEST_CLIENT_SECRET for FirecREST). */
+  config: SiteConfig;
   root: string;
   outage(): Promise<void>;
   revive(): Promise<void>;
@@ -33,7 +35,8 @@ export interface TestSite {
 
 /** A site reached through slurmrestd, or (`api: 'firecrest'`) through the spec-validating FirecREST gateway,
  *  whose checksum endpoint then verifies checkpoints and whose /status/systems reports health. */
-export async function startSite(name: string, api: 'slurmrestd' | 'firecrest' = 'slurmrestd'): Promise<TestSite> {
+export async function startSite(name: string, api: 'slurmrestd' | 'firecrest' = 'slurmrestd', opts: { clientSecret?: string } = {}): Promise<TestSite> {
+  const client = { ...CLIENT, ...(opts.clientSecret ? { clientSecret: opts.clientSecret } : {}) };
   const cluster = await startCluster(name);
   let gateway: FirecrestGateway | undefined;
   let firecrest: TestSite['firecrest'];
@@ -43,16 +46,16 @@ export async function startSite(name: string, api: 'slurmrestd' | 'firecrest' = 
   if (api === 'firecrest') {
     try {
       const executor = new SlurmExecutor({ name, slurmConf: cluster.slurmConf, restSocket: cluster.restSocket, restUser: cluster.restUser });
-      gateway = new FirecrestGateway({ systems: [executor], tokens: { ...CLIENT, lifetimeS: 300, minRemainingS: 30 } });
+      gateway = new FirecrestGateway({ systems: [executor], tokens: { ...client, lifetimeS: 300, minRemainingS: 30 } });
       const { baseUrl, tokenUrl } = await gateway.listen();
       firecrest = { baseUrl, tokenUrl };
-      config = { ...common, api: 'firecrest', url: baseUrl, tokenUrl, clientId: CLIENT.clientId, clientSecretEnv: 'TANDEM_TEST_CLIENT_SECRET', retries: 3 };
+      config = { ...common, api: 'firecrest', url: baseUrl, tokenUrl, clientId: client.clientId, clientSecretEnv: 'TANDEM_TEST_CLIENT_SECRET', retries: 3 };
     } catch (e) {
       await cluster.down().catch(() => undefined); // a bed that cannot start leaves no daemons behind
       throw e;
     }
   }
-  const site = recoverySite(config, { TANDEM_TEST_CLIENT_SECRET: CLIENT.clientSecret });
+  const site = recoverySite(config, { TANDEM_TEST_CLIENT_SECRET: client.clientSecret });
   const { backend, root } = site;
   mkdirSync(root, { recursive: true });
   chmodSync(root, 0o777);
@@ -66,6 +69,7 @@ export async function startSite(name: string, api: 'slurmrestd' | 'firecrest' = 
     firecrest,
     root,
     site,
+    config,
     async outage() {
       // The site goes dark: REST API, node daemon and controller are killed (munge stays: it is not Slurm).
       for (const d of ['slurmrestd', 'slurmd', 'slurmctld']) {

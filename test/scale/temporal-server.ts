@@ -34,6 +34,8 @@ export interface FullServer {
   pid: number;
   /** PostgreSQL's postmaster (its backends are its children). */
   pgPid: number;
+  /** With authorization: the internal-frontend (system rights, internode mTLS) and the internode certificate files. */
+  internal?: { address: string; files: FullServer['files'] };
   log(): string;
   stop(): Promise<void>;
 }
@@ -50,18 +52,30 @@ export function tlsOf(files: FullServer['files']): TLSConfig {
   };
 }
 
-export async function startFullServer(opts: { startTimeoutMs?: number } = {}): Promise<FullServer> {
+/**
+ * Authorization (scripts/temporal-server/cluster.sh, docs/authorization.md): the frontend verifies JWTs
+ * against `jwksUrl` and authorizes by their permissions; `apiKey` is an operator's token
+ * ("temporal-system:admin"), which the harness uses to create the namespace and register Tandem's
+ * search attributes. `connection` and `env` carry no token: each caller brings its own.
+ */
+export interface ServerAuthorization {
+  jwksUrl: string;
+  apiKey: () => Promise<string>;
+}
+
+export async function startFullServer(opts: { startTimeoutMs?: number; authorization?: ServerAuthorization } = {}): Promise<FullServer> {
   const dir = mkdtempSync(join(tmpdir(), 'tandem-temporal-pg-'));
   const started = Date.now();
   const down = () => run('bash', [SCRIPT, 'down', dir]).catch(() => undefined);
   let kv: Record<string, string>;
   try {
     const ports: number[] = [];
-    while (ports.length < 10) {
+    while (ports.length < (opts.authorization ? 13 : 10)) {
       const p = await lowFreePort();
       if (!ports.includes(p)) ports.push(p);
     }
-    const { stdout } = await run('bash', [SCRIPT, 'up', dir, ports.join(',')], { timeout: 180_000 });
+    const env = opts.authorization ? { ...process.env, TANDEM_TS_JWKS_URL: opts.authorization.jwksUrl } : process.env;
+    const { stdout } = await run('bash', [SCRIPT, 'up', dir, ports.join(',')], { timeout: 180_000, env });
     kv = Object.fromEntries(stdout.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
   } catch (e) {
     await down();
@@ -77,7 +91,7 @@ export async function startFullServer(opts: { startTimeoutMs?: number } = {}): P
     if (!process.env.TANDEM_KEEP_TEST_DIR) rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await untilReady(connection, namespace, opts.startTimeoutMs ?? 120_000, () => log(), Number(kv.PID));
+    await untilReady(connection, namespace, opts.startTimeoutMs ?? 120_000, () => log(), Number(kv.PID), opts.authorization?.apiKey);
   } catch (e) {
     await stop();
     throw e;
@@ -92,13 +106,14 @@ export async function startFullServer(opts: { startTimeoutMs?: number } = {}): P
     startupMs: Date.now() - started,
     pid: Number(kv.PID),
     pgPid: Number(kv.PG_PID),
+    ...(kv.INTERNAL_FRONTEND ? { internal: { address: kv.INTERNAL_FRONTEND, files: { ca: kv.INTERNODE_CA!, cert: kv.INTERNODE_CERT!, key: kv.INTERNODE_KEY!, serverName: kv.SERVER_NAME! } } } : {}),
     log,
     stop,
   };
 }
 
 /** Connects over mTLS, registers the namespace, then Tandem's search attributes, retrying while the server boots. */
-async function untilReady(conn: TemporalConnection, namespace: string, timeoutMs: number, log: () => string, pid: number): Promise<void> {
+async function untilReady(conn: TemporalConnection, namespace: string, timeoutMs: number, log: () => string, pid: number, apiKey?: () => Promise<string>): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   let registered = false;
@@ -107,7 +122,7 @@ async function untilReady(conn: TemporalConnection, namespace: string, timeoutMs
     if (Date.now() > deadline) throw new Error(`the Temporal server did not become ready in ${timeoutMs} ms (last: ${last})\n--- server log (tail) ---\n${log().slice(-4000)}`);
     let connection: Connection | undefined;
     try {
-      connection = await Connection.connect({ ...conn, connectTimeout: 5_000 });
+      connection = await Connection.connect({ ...conn, ...(apiKey ? { apiKey: await apiKey() } : {}), connectTimeout: 5_000 });
       if (!registered) {
         await connection.workflowService
           .registerNamespace({ namespace, workflowExecutionRetentionPeriod: { seconds: Long.fromNumber(24 * 3600) } })
