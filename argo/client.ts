@@ -13,7 +13,7 @@ import type { ArgoRunInput, ArgoStatus } from './lang/types.js';
 import { planRetry, type RetryPlan } from './retry.js';
 import { DEFAULTS } from '../config/defaults.js';
 import type { TemporalConnection } from '../config/worker.js';
-import { listExecutions } from '../sdk/list.js';
+import { describeExecution, listExecutions } from '../sdk/list.js';
 
 export const SHIPPED_TEMPLATES = fileURLToPath(new URL('../templates/argo', import.meta.url));
 export const ARGO_WORKFLOW_TYPE = 'argoWorkflow';
@@ -136,10 +136,10 @@ export class ArgoClient {
    */
   async retry(name: string, opts: { restartSuccessful?: boolean; selector?: string } = {}): Promise<{ name: string; plan: RetryPlan }> {
     const input = await this.input(name);
-    const desc = await this.handle(name).describe();
-    if (desc.status.name === 'RUNNING') throw new Error(`${name} is still running; retry applies to finished runs (stop it with \`tandem argo stop ${name}\`)`);
+    const desc = await describeExecution(this.client, this.handle(name).workflowId);
+    if (desc.status === 'RUNNING') throw new Error(`${name} is still running; retry applies to finished runs (stop it with \`tandem argo stop ${name}\`)`);
     const prev = (await this.handle(name).result().catch(() => undefined)) as ArgoStatus | undefined;
-    if (!prev) throw new Error(`${name} ended ${desc.status.name} without a final status; resubmit it instead (\`tandem argo resubmit ${name}\`)`);
+    if (!prev) throw new Error(`${name} ended ${desc.status} without a final status; resubmit it instead (\`tandem argo resubmit ${name}\`)`);
     if (prev.phase === 'Succeeded' && !opts.restartSuccessful) throw new Error(`${name} succeeded; nothing failed to retry (use --restart-successful --selector displayName=<node>)`);
     const plan = planRetry(prev, input.spec as Record<string, unknown>, opts);
     await this.client.workflow.start(ARGO_WORKFLOW_TYPE, { taskQueue: this.taskQueue, workflowId: `${ID_PREFIX}${name}`, args: [{ ...input, reuse: plan.reuse }], workflowIdReusePolicy: 'ALLOW_DUPLICATE', memo: { argoName: name, kind: 'Workflow' } });

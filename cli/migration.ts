@@ -2,6 +2,7 @@
 // dual stack → Phase 3 cut-over).
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { describeExecution } from '../sdk/list.js';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { MigrationPlanSchema, type MigrationPhase, type MigrationStatus } from '../contract/migration.js';
 import { parseYamlWith } from '../contract/parse.js';
@@ -30,7 +31,7 @@ export function registerMigrationCommands(program: Command, connect: () => Promi
     try {
       const h = tandem.client.workflow.getHandle(migrationId(siteOrId));
       try {
-        await h.describe();
+        await describeExecution(tandem.client, h.workflowId);
       } catch (e) {
         if (e instanceof WorkflowNotFoundError) throw new Error(`no migration for "${siteOrId}" (start one with \`tandem migration start --site ${siteOrId}\`)`);
         throw e;

@@ -9,7 +9,7 @@ import { amounts } from '../workflows/pipeline/messages.js';
 import { holdsQuery, releaseUpdate, usageQuery, type Hold, type Usage } from '../workflows/ledger.js';
 import { table } from './runs.js';
 import { hasOwn } from '../contract/own.js';
-import { listExecutions } from '../sdk/list.js';
+import { describeExecution, listExecutions } from '../sdk/list.js';
 
 /** Bad operator input (an unknown hold or site): printed as `tandem: <message>`, exit 2. */
 export class QuotaError extends Error {
@@ -78,7 +78,7 @@ export async function releaseHold(tandem: TandemClient, holdId: string, opts: { 
 
 async function holderStatus(tandem: TandemClient, workflowId: string): Promise<string> {
   try {
-    return (await tandem.client.workflow.getHandle(workflowId).describe()).status.name;
+    return (await describeExecution(tandem.client, workflowId)).status;
   } catch (e) {
     if (e instanceof WorkflowNotFoundError) return 'gone';
     throw e;

@@ -211,7 +211,7 @@ export class TandemClient {
     for (const id of new Set([resume.from, resume.runKey])) {
       let owner: string | undefined;
       try {
-        owner = (await this.client.workflow.getHandle(id).describe()).typedSearchAttributes.get(SA_TENANT);
+        owner = (await describeExecution(this.client, id)).typedSearchAttributes.get(SA_TENANT);
       } catch (e) {
         if (e instanceof WorkflowNotFoundError) throw new Error(`resume: no run with id "${id}" in namespace ${this.namespace}`);
         throw e;
