@@ -1,5 +1,5 @@
 // Tracing's configuration (config/worker.ts, the OTEL_* variables) and the attributes Tandem puts on
-// activity spans (observe/tracing.ts). The end-to-end test with a collector is test/tracing.test.ts.
+// activity spans (observe/tracing.ts). The end-to-end test with a collector is test/tracing.long.test.ts.
 import { randomBytes } from 'node:crypto';
 import { loadObserveConfig, secretValues } from '../../../config/worker.js';
 import { activitySpanAttributes } from '../../../observe/tracing.js';
