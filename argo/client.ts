@@ -46,20 +46,28 @@ export function prepare(file: string, opts: { parameters?: Record<string, string
 
 export class ArgoClient {
   private constructor(
-    private readonly connection: Connection,
+    private readonly closer: () => Promise<void>,
     readonly client: Client,
     readonly taskQueue: string,
   ) {}
+
+  /**
+   * Over a client someone else connected (the CLI hands it the SDK's: TLS, refreshed OIDC API key,
+   * codec, tracing all set up once); `close` is how that owner closes it.
+   */
+  static over(client: Client, taskQueue: string, close: () => Promise<void>): ArgoClient {
+    return new ArgoClient(close, client, taskQueue);
+  }
 
   /** `connection` carries TLS, API key and metadata (config/worker.ts, from TEMPORAL_* and temporal.toml). */
   /** `plugins`: client plugins such as the TandemPlugin (its payload codec must match the workers'). */
   static async connect(opts: { address: string; namespace?: string; taskQueue: string; connection?: Omit<TemporalConnection, 'address'>; plugins?: ClientPlugin[]; dataConverter?: DataConverter }): Promise<ArgoClient> {
     const connection = await Connection.connect({ ...opts.connection, address: opts.address });
-    return new ArgoClient(connection, new Client({ connection, namespace: opts.namespace ?? DEFAULTS.namespace, plugins: opts.plugins, dataConverter: opts.dataConverter }), opts.taskQueue);
+    return new ArgoClient(() => connection.close(), new Client({ connection, namespace: opts.namespace ?? DEFAULTS.namespace, plugins: opts.plugins, dataConverter: opts.dataConverter }), opts.taskQueue);
   }
 
   close(): Promise<void> {
-    return this.connection.close();
+    return this.closer();
   }
 
   /** Starts a Workflow (or a CronWorkflow's schedule); returns the run's id (its Argo name). */

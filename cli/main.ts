@@ -168,10 +168,10 @@ program
   .action(async (spec: string | undefined, o: { keep?: boolean }) => (await devCommands()).runDemo({ spec, keep: o.keep, logFormat: logFormat() }));
 
 const connectArgo = async () => {
-  const t = target();
-  // The payload codec (TANDEM_CODEC_*), as the SDK's TandemClient takes it: Argo runs are encrypted alike.
-  const [{ ArgoClient }, { codecDataConverter }, { loadCodecConfig }] = await Promise.all([import('../argo/client.js'), import('../codec/index.js'), import('../config/worker.js')]);
-  return ArgoClient.connect({ address: t.address, namespace: t.namespace, taskQueue: t.taskQueue, connection: t.connection, dataConverter: codecDataConverter(loadCodecConfig()) });
+  // The SDK's client: the same connection settings (TLS, API key or refreshed OIDC token), payload codec
+  // (TANDEM_CODEC_*: Argo runs are encrypted alike) and tracing as every other command.
+  const [tandem, { ArgoClient }] = await Promise.all([connect(), import('../argo/client.js')]);
+  return ArgoClient.over(tandem.client, tandem.taskQueue, () => tandem.close());
 };
 registerCommandGroups(program, process.argv.slice(2), { connect, connectArgo, target })
   .then(() => program.parseAsync())
