@@ -216,27 +216,45 @@ export function urgent(pol: PolicyConfig, job: JobRequest, now: number): boolean
 export const SCORE_TAU = 10;
 
 /**
- * The 'score' order's priority of a waiting job, higher first: the slowdown it would have if it
- * started now, (wait + requested) / max(requested, τ), as in highest-response-ratio-next. At arrival
- * every job scores 1, and short requests climb fastest, so the order is shortest-request-first among
- * jobs that waited alike (SJF's bsld) while any job's score grows without bound as it waits: a long
- * or wide job overtakes every newer job once it has waited about as long as it asked to run, so no
- * job starves (EASY then reserves for it).
+ * The 'score' order's key of a waiting job, smaller first: its requested size (dominant share of the
+ * cluster, `total`) × max(requested walltime, τ)². This is Smith's rule for the sum of bounded
+ * slowdowns: running job j first delays every other job by its run, at a cost of that delay over the
+ * other job's max(run, τ); with the work a job takes (size × walltime) as its processing time and
+ * 1 / max(walltime, τ) as its weight, the ratio that orders an optimal single-machine schedule is
+ * size × walltime × max(walltime, τ). Unlike shortest-request-first, it counts width (a wide job
+ * takes the machine from many others), and unlike smallest-area-first it counts that a short job's
+ * slowdown grows fastest. Requested times only. It carries no age term: on the traces of table (a),
+ * dividing the key by a power of the response ratio left max wait where plain SJF + EASY has it and
+ * raised bsld, and promoting the oldest job past a multiple of the drain time or of the longest
+ * request (with a reservation of its own) brought max wait near FCFS + EASY's only at 2–5× SJF's
+ * bsld on the saturated Lublin windows. Max wait is printed beside bsld for that reason.
  */
-export function score(job: JobRequest, now: number): number {
+export function scoreKey(job: JobRequest, total: Usage): number {
   const r = Math.max(job.walltime, SCORE_TAU);
-  return (Math.max(0, now - job.submit) + r) / r;
+  // A job that asks for nothing measurable still orders by its walltime.
+  return Math.max(dominant(demand(job), total), 1e-12) * r * r;
 }
 
 /**
- * Fair-share factor of the 'score' order for a tenant holding dominant share `used` of the cluster
- * when its fair share is `share` (its weight over the weights of the tenants competing in this pass):
- * 1 when it runs nothing, 1/2 at its share, 1/(1 + k) at k times it. A tenant's jobs compete by
- * score × factor, so a heavy user's job needs a proportionally higher score (it has waited
- * proportionally longer) to go before a light user's: fair share without a starvation cliff.
+ * Fair-share weight of the 'score' order for a tenant holding dominant share `used` of the cluster
+ * when its fair share is `share` (its weight over the weights of the tenants with jobs waiting in
+ * this pass): 1 when it runs nothing, 2 at its share, 1 + k at k times it. A tenant's jobs compete
+ * by scoreKey × this weight: a heavy user's job must be proportionally smaller to go before a light
+ * user's. Keys span many orders of magnitude, so between jobs of different sizes fair share is a
+ * mild correction and between jobs of similar size it decides; with one tenant it changes nothing.
  */
-export function shareFactor(used: number, share: number): number {
-  return 1 / (1 + (share > 0 ? used / share : 0));
+export function shareWeight(used: number, share: number): number {
+  return 1 + (share > 0 ? used / share : 0);
+}
+
+/**
+ * F1 (Carastan-Santos & de Camargo, SC'17), smaller first: log10(requested walltime) × cores +
+ * 870 × log10(submit time). A baseline: its age term depends on where time 0 is (the bench's traces
+ * start at 0), so it is not meant for live use.
+ */
+export function f1Key(job: JobRequest): number {
+  const n = job.count * (job.per.cpus || job.per.gpus || 1);
+  return Math.log10(Math.max(job.walltime, 1)) * n + 870 * Math.log10(Math.max(job.submit, 1));
 }
 
 const cmpId = (a: JobRequest, b: JobRequest) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
@@ -266,7 +284,7 @@ export function criticalJobs(s: ClusterState, queue: JobRequest[], now: number):
   return out;
 }
 
-function baseCompare(pol: PolicyConfig, now: number, critical?: Set<JobRequest>): (a: JobRequest, b: JobRequest) => number {
+function baseCompare(s: ClusterState, pol: PolicyConfig, now: number, critical?: Set<JobRequest>): (a: JobRequest, b: JobRequest) => number {
   const lead = (a: JobRequest, b: JobRequest) => Number(urgent(pol, b, now)) - Number(urgent(pol, a, now)) || (pol.deadlines && urgent(pol, a, now) ? (a.deadline ?? 0) - (b.deadline ?? 0) : 0);
   const tolerant = (a: JobRequest, b: JobRequest) => (pol.order === 'fairshare' || pol.order === 'priority' || pol.order === 'score' ? Number(a.delayTolerant ?? false) - Number(b.delayTolerant ?? false) : 0);
   switch (pol.order) {
@@ -278,16 +296,28 @@ function baseCompare(pol: PolicyConfig, now: number, critical?: Set<JobRequest>)
       return (a, b) => lead(a, b) || lasQueue(pol, a) - lasQueue(pol, b) || a.submit - b.submit || cmpId(a, b);
     case 'srsf':
       return (a, b) => lead(a, b) || remainingService(a) - remainingService(b) || a.submit - b.submit || cmpId(a, b);
-    case 'score': {
-      // Scores are worked out once per pass (now is fixed); ties go to the shorter request, then FCFS.
+    case 'saf':
+      return (a, b) => lead(a, b) || a.walltime * a.count * (a.per.cpus || a.per.gpus) - b.walltime * b.count * (b.per.cpus || b.per.gpus) || a.submit - b.submit || cmpId(a, b);
+    case 'f1': {
       const memo = new Map<JobRequest, number>();
-      const sc = (j: JobRequest) => {
+      const k = (j: JobRequest) => {
         let v = memo.get(j);
-        if (v === undefined) memo.set(j, (v = score(j, now)));
+        if (v === undefined) memo.set(j, (v = f1Key(j)));
+        return v;
+      };
+      return (a, b) => lead(a, b) || k(a) - k(b) || a.submit - b.submit || cmpId(a, b);
+    }
+    case 'score': {
+      // Keys are worked out once per pass; ties go to the earlier submit (FCFS).
+      const total = { cpus: s.totalCpu, gpus: s.totalGpu, mem: s.totalMem };
+      const memo = new Map<JobRequest, number>();
+      const sk = (j: JobRequest) => {
+        let v = memo.get(j);
+        if (v === undefined) memo.set(j, (v = scoreKey(j, total)));
         return v;
       };
       const crit = (a: JobRequest, b: JobRequest) => (critical ? Number(critical.has(b)) - Number(critical.has(a)) || (critical.has(a) ? b.walltime - a.walltime : 0) : 0);
-      return (a, b) => lead(a, b) || b.priority - a.priority || tolerant(a, b) || crit(a, b) || sc(b) - sc(a) || a.walltime - b.walltime || a.submit - b.submit || cmpId(a, b);
+      return (a, b) => lead(a, b) || b.priority - a.priority || tolerant(a, b) || crit(a, b) || sk(a) - sk(b) || a.submit - b.submit || cmpId(a, b);
     }
     case 'priority':
     case 'fairshare':
@@ -302,7 +332,7 @@ function baseCompare(pol: PolicyConfig, now: number, critical?: Set<JobRequest>)
  */
 export function* queueOrder(s: ClusterState, pol: PolicyConfig, queue: JobRequest[], now: number): Generator<JobRequest> {
   const critical = pol.order === 'score' && pol.makespanGuard ? criticalJobs(s, queue, now) : undefined;
-  const cmp = baseCompare(pol, now, critical);
+  const cmp = baseCompare(s, pol, now, critical);
   const sorted = [...queue].sort(cmp);
   if (pol.order === 'score' && pol.fairShare) {
     yield* scoreOrder(s, pol, sorted, now, cmp, critical);
@@ -341,8 +371,8 @@ export function* queueOrder(s: ClusterState, pol: PolicyConfig, queue: JobReques
 
 /**
  * The 'score' order with fair share: each tenant's jobs in score order; the next job is the head with
- * the highest score × shareFactor of its tenant, with what this pass has started counted (urgent and
- * higher-priority work first, as everywhere). One tenant: exactly the score order.
+ * the smallest scoreKey × shareWeight of its tenant, with what this pass has started counted (urgent
+ * and higher-priority work first, as everywhere). One tenant: exactly the score order.
  */
 function* scoreOrder(s: ClusterState, pol: PolicyConfig, sorted: JobRequest[], now: number, cmp: (a: JobRequest, b: JobRequest) => number, critical?: Set<JobRequest>): Generator<JobRequest> {
   const byTenant = new Map<string, JobRequest[]>();
@@ -366,7 +396,7 @@ function* scoreOrder(s: ClusterState, pol: PolicyConfig, sorted: JobRequest[], n
       if (h.at >= h.list.length) continue;
       const j = h.list[h.at];
       // A critical job (makespan guard) is not held back by fair share either: it lengthens everyone's schedule.
-      const key: [number, number, number, number] = [Number(urgent(pol, j, now)), j.priority, Number(critical?.has(j) ?? false), score(j, now) * shareFactor(dominant(s.usage(h.t), total), h.share)];
+      const key: [number, number, number, number] = [Number(urgent(pol, j, now)), j.priority, Number(critical?.has(j) ?? false), -scoreKey(j, total) * shareWeight(dominant(s.usage(h.t), total), h.share)];
       const c = key[0] - bestKey[0] || key[1] - bestKey[1] || key[2] - bestKey[2] || key[3] - bestKey[3];
       if (c > 0 || (c === 0 && best && cmp(j, best.list[best.at]) < 0)) {
         best = h;

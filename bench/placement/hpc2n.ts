@@ -93,6 +93,8 @@ export const HPC2N_ROWS: Row[] = [
   { name: 'SJF + EASY (RLScheduler variant)', pol: policy({ ...off, order: 'sjf', backfill: 'easy', backfillExtraNodes: false }) },
   { name: 'Tandem (per-user DRF + EASY)', pol: tandem('easy') },
   { name: 'Tandem (per-user DRF + conservative)', pol: tandem('conservative') },
+  { name: 'F1 + EASY (engine)', pol: policy({ ...off, order: 'f1', backfill: 'easy' }) },
+  { name: "Tandem default (Smith's rule size × walltime² × fair share + EASY)", pol: policy({ ...off, order: 'score', fairShare: true, backfill: 'easy' }) },
 ];
 
 

@@ -80,13 +80,23 @@ export const SWF_ROWS: SwfRow[] = [
   { name: 'SJF + EASY (RLScheduler variant)', pol: policy({ ...off, order: 'sjf', backfill: 'easy', backfillExtraNodes: false }), baseline: true },
   { name: 'FCFS + EASY (engine)', pol: policy({ ...off, order: 'fcfs', backfill: 'easy' }), baseline: true },
   { name: 'SJF + EASY (engine)', pol: policy({ ...off, order: 'sjf', backfill: 'easy' }), baseline: true },
+  { name: 'SAF + EASY (engine)', pol: policy({ ...off, order: 'saf', backfill: 'easy' }) },
+  { name: 'F1 + EASY (engine)', pol: policy({ ...off, order: 'f1', backfill: 'easy' }) },
   { name: 'Tandem before (per-user DRF + EASY)', pol: policy({ ...off, order: 'fairshare', fairShare: true, backfill: 'easy' }) },
-  { name: 'Tandem default (fair share × score + EASY)', pol: tandemDefault('easy'), candidate: true },
+  { name: "Tandem default (Smith's rule size × walltime² × fair share + EASY)", pol: tandemDefault('easy'), candidate: true },
   { name: 'Tandem default, conservative backfill', pol: tandemDefault('conservative') },
 ];
 
-/** Best published figure with backfilling (RLScheduler SC'20 Table V), by trace file name. */
-export const PUBLISHED: { match: RegExp; name: string; bsld: number }[] = [{ match: /hpc2n/i, name: 'F1 + EASY (RLScheduler Table V)', bsld: 71.95 }];
+/**
+ * Best published figure with backfilling (RLScheduler SC'20 Table V, as its repository's README
+ * reprints it), by trace file name: Lublin-1 is its lublin_256.swf, Lublin-2 its lublin_256_new2.
+ */
+export const PUBLISHED: { match: RegExp; name: string; bsld: number }[] = [
+  { match: /hpc2n/i, name: 'F1 + EASY (RLScheduler Table V)', bsld: 71.95 },
+  { match: /sdsc-sp2/i, name: 'RL + EASY (RLScheduler Table V)', bsld: 397.82 },
+  { match: /lublin_256_new2/i, name: 'SJF + EASY (RLScheduler Table V, Lublin-2)', bsld: 91.99 },
+  { match: /lublin_256(\.swf)?$/i, name: 'RL + EASY (RLScheduler Table V, Lublin-1)', bsld: 58.64 },
+];
 
 export interface SwfResult {
   name: string;
@@ -131,10 +141,14 @@ export function printSwfTable(title: string, file: string, res: SwfResult[], not
   const okBase = cand.bsld < best.bsld;
   const okPub = !pub || cand.bsld < pub.bsld;
   const sjf = res.find((r) => r.name === 'SJF + EASY (engine)');
+  const fcfs = res.find((r) => r.name === 'FCFS + EASY (engine)');
+  const f1 = res.find((r) => r.name === 'F1 + EASY (engine)');
   console.log(
     `Goal: ${cand.name} bsld ${fmt(cand.bsld)} < best engine baseline (${best.name}) ${fmt(best.bsld)}: ${okBase ? 'met' : 'MISSED'}` +
       (pub ? `; < ${pub.name} ${pub.bsld}: ${okPub ? 'met' : 'MISSED'}` : '; no published F1/RL figure with backfilling for this trace') +
       (sjf ? `; max wait ${hours(cand.maxWait)} h vs SJF + EASY (engine) ${hours(sjf.maxWait)} h` : '') +
+      (fcfs ? `, FCFS + EASY (engine) ${hours(fcfs.maxWait)} h` : '') +
+      (f1 ? `; beside: F1 + EASY (engine) ${fmt(f1.bsld)}, max wait ${hours(f1.maxWait)} h` : '') +
       ` → ${okBase && okPub ? 'goal met' : 'goal MISSED'}`,
   );
   return okBase && okPub;

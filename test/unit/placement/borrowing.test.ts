@@ -79,14 +79,18 @@ describe('borrowing', () => {
     const pol = policy({ tenants: [{ name: 'a' }, { name: 'b' }, { name: 'c' }] });
     const cpuJob = (id: string, tenant: string, cpus: number, submit = 0): JobRequest => ({ ...gpuJob(id, tenant, cpus, { submit, qos: 'gold', checkpointable: false, per: { cpus: 1, gpus: 0, memoryMB: 0 } }), type: 'hpc-mpi' });
     const aJobs = (cpus: number) => [gpuJob('a0', 'a', 8, { per: { cpus, gpus: 1, memoryMB: 1000 } }), gpuJob('a1', 'a', 8, { submit: 1, per: { cpus: 1, gpus: 1, memoryMB: 1000 } })];
-    schedule(s, [...aJobs(1), cpuJob('c0', 'c', 12, 2), cpuJob('c1', 'c', 13, 3)], 0, pol);
+    // a's jobs are placed first, each on a node of its own (in one pass the 'score' order would
+    // start the smaller CPU jobs first and pack the nodes differently).
+    schedule(s, aJobs(1), 0, pol);
+    schedule(s, [cpuJob('c0', 'c', 12, 2), cpuJob('c1', 'c', 13, 3)], 0, pol);
     expect(s.running.size).toBe(4);
     expect(s.usage('c').cpus).toBe(25);
     const ds = schedule(s, [cpuJob('b0', 'b', 24)], 5, pol);
     expect(ds.map((d) => d.kind)).toEqual(['reserve']);
     // Once a also holds CPUs past its burst, b takes them back.
     const s2 = new ClusterState(gpuCluster(2));
-    schedule(s2, [...aJobs(2), cpuJob('c0', 'c', 12, 2), cpuJob('c1', 'c', 13, 3)], 0, pol);
+    schedule(s2, aJobs(2), 0, pol);
+    schedule(s2, [cpuJob('c0', 'c', 12, 2), cpuJob('c1', 'c', 13, 3)], 0, pol);
     expect(s2.usage('a').cpus).toBe(24);
     const ds2 = schedule(s2, [cpuJob('b0', 'b', 24)], 5, pol);
     expect(ds2[0]).toMatchObject({ kind: 'preempt' });
