@@ -110,7 +110,7 @@ export interface WatchAtInput {
 
 /** `selfFenced`: the job stopped itself because nobody renewed its lease (e.g. no worker watched it
  *  for longer than the lease) while its site kept answering: the site is fine, the job can be resubmitted there. */
-export type WatchAtResult = { kind: 'ended'; status: JobStatus & { observed?: ObservedState[] }; selfFenced?: boolean } | { kind: 'unreachable'; forMs: number; error: string; lastState?: string; progress?: JobStatus['progress'] };
+export type WatchAtResult = { kind: 'ended'; status: JobStatus & { observed?: ObservedState[] }; selfFenced?: boolean } | { kind: 'unreachable'; forMs: number; error: string; lastState?: string; progress?: JobStatus['progress']; observed?: ObservedState[] };
 
 export interface FenceResult {
   fenced: boolean;
@@ -311,7 +311,7 @@ export function createRecoveryActivities(config: RecoveryConfig) {
         const details = { state: st?.state ?? 'UNKNOWN', progress, failingSince, observed: observed.list };
         ctx.heartbeat(details);
         if (failingSince !== undefined && Date.now() - failingSince >= graceMs) {
-          return { kind: 'unreachable', forMs: Date.now() - failingSince, error: lastError, lastState, progress };
+          return { kind: 'unreachable', forMs: Date.now() - failingSince, error: lastError, lastState, progress, observed: observed.list };
         }
         // The pause heartbeats these same details, so failingSince survives a retried attempt whenever it fails.
         await pollPause(ctx, backoff.pause(st?.state === 'RUNNING' || failingSince !== undefined), ref.jobId, details);

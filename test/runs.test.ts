@@ -98,7 +98,7 @@ describe('tandem runs', () => {
       expect(shown.stages[1]).toMatchObject({ name: 'train', status: 'failed', jobs: [expect.objectContaining({ state: 'FAILED' })] });
       expect(formatRunReport(shown)).toMatch(new RegExp(`train\\s+failed\\s+1\\s+local:${train1}=FAILED`));
       // The same report as a picture (`runs show --svg`): a bar per activity of the real run.
-      expect(timelineSvg(shown).match(/<rect /g)!.length).toBe(1 + shown.stages.filter((st) => st.startedAt && st.finishedAt).length + shown.activities.filter((a) => a.scheduledAt).length);
+      expect(timelineSvg(shown).match(/data-event="\d+"/g)!.length).toBe(shown.activities.filter((a) => a.scheduledAt).length);
 
       const fixed = { ...failing, stages: { ...failing.stages, train: { ...failing.stages.train, env: {} } } };
       // Another tenant may not resume it (its data and checkpoints), neither through `runs resume`

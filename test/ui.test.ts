@@ -1,8 +1,7 @@
 // `tandem ui`, the read-only web view, against a real pipeline run (real jobs on the local runtime,
 // real checkpoints) and a real Argo DAG run on the real dev server: the HTML the server sends, and the
 // page as headless Chromium renders it (Debian's `chromium`; scripts/ui/install-chromium.sh).
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ArgoClient, prepare } from '../argo/client.js';
@@ -11,7 +10,10 @@ import { runDirs } from '../activities/run-store.js';
 import { listCheckpoints, verifyCheckpoint } from '../backends/checkpoints.js';
 import { LocalServingBackend } from '../backends/local-serving.js';
 import { startUiServer, type UiServer } from '../ui/server.js';
+import { esc } from '../ui/html.js';
+import { Runs } from '../sdk/runs.js';
 import { address, spec, startWorker, tempDir, uniqueQueue, waitFor } from './helpers.js';
+import { ARTIFACTS, browserTest, chromium, warnIfNoChromium } from './chromium.js';
 
 const HOSTILE = `<script>alert(1)</script><img src=x onerror=alert(2)> & more`;
 const DAG = `apiVersion: argoproj.io/v1alpha1
@@ -119,6 +121,75 @@ describe('the HTML the view serves', () => {
     expect(svg.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
   });
 
+  test('the Gantt splits each job attempt into queue wait and run time from the states its watch recorded in the history', async () => {
+    const { html } = await get(`/runs/${runId}`);
+    const report = await new Runs(w.tandem).show(runId);
+    const watches = report.activities.filter((a) => a.type === 'awaitJob');
+    expect(watches.map((a) => a.stage)).toEqual(['preprocess', 'train']);
+    for (const watch of watches) {
+      // What the watch saw: local jobs start at submission, so the first state it observed is RUNNING —
+      // no queued state, hence a zero-length queue wait; the run segment spans the watch to its end.
+      const observed = (watch.result as { observed: { state: string; at: number }[] }).observed;
+      expect(observed.map((o) => o.state)).toEqual(['RUNNING', 'COMPLETED']);
+      const row = new RegExp(`<g class="attempt" data-stage="${watch.stage}" data-job="([^"]+)" data-split="observed">([\\s\\S]*?)</g>`).exec(html);
+      expect(row).not.toBeNull();
+      expect(row![1]).toBe((watch.input as { ref: { jobId: string } }).ref.jobId);
+      const seg = (kind: string) => /data-from="(\d+)" data-to="(\d+)"/.exec(new RegExp(`<rect class="${kind}"[^>]*>`).exec(row![2]!)![0])!.slice(1).map(Number);
+      const [q0, q1] = seg('queue');
+      const [r0, r1] = seg('run');
+      expect([q0, q1]).toEqual([watch.scheduledAt!.getTime(), watch.scheduledAt!.getTime()]);
+      expect([r0, r1]).toEqual([watch.scheduledAt!.getTime(), watch.closedAt!.getTime()]);
+      expect(row![2]).toContain('<title>queue wait 0 ms (no queued state observed)</title>');
+      expect(row![2]).toMatch(/<title>running [\d.]+ (ms|s), ended COMPLETED<\/title>/);
+    }
+    // The run neither failed over nor compensated: nothing is marked.
+    expect(html).not.toContain('<g class="marker"');
+  });
+
+  test('the deployment section: the revision rolled out and its readiness gates, from the deploy stage\'s recorded results', async () => {
+    const { html } = await get(`/runs/${runId}`);
+    const report = await new Runs(w.tandem).show(runId);
+    const deployed = report.activities.find((a) => a.type === 'deployModel')!.result as { name: string; endpoint: string };
+    const ready = report.activities.find((a) => a.type === 'awaitReadiness')!.result as { completion: string; models: string[] };
+    expect(html).toContain(`<span class="revision">${deployed.name}</span>`);
+    expect(html).toContain(`<td>${deployed.endpoint}</td>`);
+    expect(html).toContain('<td>rolled out</td>');
+    const gates = [...html.matchAll(/data-gate="(\w+)" data-result="([\w ]+)"/g)].map((m) => [m[1], m[2]]);
+    expect(gates).toEqual([['health', 'passed'], ['models', 'passed'], ['completion', 'passed']]);
+    expect(html).toContain(`/v1/models lists ${ready.models.join(', ')}`);
+    expect(html).toContain(esc(`smoke completion: ${JSON.stringify(ready.completion)}`));
+    expect(html).not.toContain('<h3>Rollback</h3>');
+  });
+
+  test('a run still going: the Gantt splits the watched job from its last heartbeat; cancelled, its compensations are marked', async () => {
+    const id = `ui-live-${randomBytes(3).toString('hex')}`;
+    // About 20 s of training: long enough to look at while the watch runs.
+    const h = await w.tandem.launch(spec({ name: 'ui-live', tenant: 'ui-live', stages: { train: { steps: 100, checkpointEvery: 50, env: { TANDEM_STEP_DELAY_MS: '200' } } } }), { id, tuning: { pollMaxMs: 300 } });
+    try {
+      const row = await waitFor('the train watch heartbeating', async () => {
+        const { html } = await get(`/runs/${id}`);
+        return /<g class="attempt" data-stage="train" data-job="[^"]+" data-split="observed">([\s\S]*?)<\/g>/.exec(html)?.[1];
+      });
+      // From the pending activity's heartbeat (the history has no result yet): seen RUNNING from the start.
+      const report = await new Runs(w.tandem).show(id);
+      expect(report.activities.find((a) => a.type === 'awaitJob' && a.stage === 'train')?.outcome).toBe('running');
+      expect(row).toContain('<title>queue wait 0 ms (no queued state observed)</title>');
+      expect(row).toMatch(/<title>running [\d.]+ (ms|s) so far \(RUNNING\)<\/title>/);
+    } finally {
+      await h.cancel();
+    }
+    await expect(h.result()).rejects.toThrow();
+    const closed = await waitFor('the cancelled run closed', async () => {
+      const r = await new Runs(w.tandem).show(id);
+      return r.status === 'Canceled' ? r : undefined;
+    });
+    const undone = closed.activities.filter((a) => a.compensation);
+    expect(undone.map((a) => a.type)).toContain('cancelJob');
+    const { html } = await get(`/runs/${id}`);
+    expect(html.match(/<g class="marker" data-kind="compensation">/g)).toHaveLength(undone.length);
+    expect(html).toContain('<title>compensation: cancelJob completed</title>');
+  }, 60_000);
+
   test('an Argo run: the DAG with every node and its phase, dependencies as edges, outputs and logs escaped', async () => {
     const { html } = await get(`/runs/${argoId}`);
     expect(html).toContain('class="tandem-dag"');
@@ -129,6 +200,16 @@ describe('the HTML the view serves', () => {
     const edges = [...html.matchAll(/data-from="([^"]+)" data-to="([^"]+)"/g)].map((m) => `${m[1]}>${m[2]}`).sort();
     const dag = Object.values(argoStatus.nodes).find((n) => n.type === 'DAG')!.id;
     expect(edges).toEqual([`${dag}>${id('A')}`, `${id('A')}>${id('B')}`, `${id('A')}>${id('D')}`, `${id('B')}>${id('C')}`, `${id('C')}>${id('E')}`, `${id('D')}>${id('E')}`].sort());
+    // dagre's layout, left to right: every edge runs from a node to one placed further right, and the
+    // path it routed starts on the right half of the box it leaves.
+    const at = Object.fromEntries([...html.matchAll(/<g class="node" data-id="([^"]+)"[^>]* data-x="([\d.]+)" data-y="([\d.]+)"/g)].map((m) => [m[1], { x: Number(m[2]), y: Number(m[3]) }]));
+    expect(Object.keys(at).sort()).toEqual(Object.keys(argoStatus.nodes).sort());
+    for (const m of html.matchAll(/data-from="([^"]+)" data-to="([^"]+)" d="M ([\d.]+) ([\d.]+)/g)) {
+      expect(at[m[2]!]!.x).toBeGreaterThan(at[m[1]!]!.x);
+      expect(Number(m[3])).toBeGreaterThanOrEqual(at[m[1]!]!.x + 85);
+      expect(Number(m[3])).toBeLessThanOrEqual(at[m[1]!]!.x + 170.5);
+    }
+    expect(new Set(Object.values(at).map((p) => `${p.x},${p.y}`)).size).toBe(Object.keys(at).length); // no two boxes on top of each other
     // A's output is the hostile text, in its outputs and in its pod log: escaped, never markup.
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt; &amp; more');
     expect(html).not.toContain('<script>');
@@ -156,41 +237,7 @@ describe('the HTML the view serves', () => {
   });
 });
 
-// Headless Chromium: the page as a browser renders it. On CI a missing chromium fails the suite.
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-const ON_CI = !!process.env.CI;
-if (!CHROMIUM && !ON_CI) console.warn('test/ui.test.ts: the browser tests are skipped: no chromium here (install it with scripts/ui/install-chromium.sh); on CI they fail instead');
-const browserTest = CHROMIUM || ON_CI ? test : test.skip;
-const ARTIFACTS = join(process.cwd(), 'test', 'artifacts', 'ui');
-
-/** One bounded chromium run: killed with its whole process group if it outlives `timeoutMs`. */
-function chromium(args: string[], opts: { timeoutMs?: number; window?: string } = {}): Promise<string> {
-  const timeoutMs = opts.timeoutMs ?? 30_000;
-  if (!CHROMIUM) throw new Error('chromium is not installed (scripts/ui/install-chromium.sh; Debian package "chromium")');
-  const profile = tempDir('chromium-profile');
-  const flags = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', '--no-default-browser-check', '--disable-extensions', '--hide-scrollbars', `--user-data-dir=${profile}`, `--window-size=${opts.window ?? '1280,900'}`];
-  return new Promise((resolve, reject) => {
-    const p = spawn(CHROMIUM, [...flags, ...args], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    p.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const timer = setTimeout(() => {
-      try {
-        process.kill(-p.pid!, 'SIGKILL');
-      } catch {
-        /* already gone */
-      }
-      reject(new Error(`chromium did not finish within ${timeoutMs} ms: ${err.slice(-2000)}`));
-    }, timeoutMs);
-    p.on('error', reject);
-    p.on('close', (code) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(out);
-      else reject(new Error(`chromium exited ${code}: ${err.slice(-2000)}`));
-    });
-  });
-}
+warnIfNoChromium('test/ui.test.ts');
 
 describe('the pages in headless Chromium', () => {
   browserTest('the run page renders its timeline and loss curve; the Argo page its DAG with the right nodes and phases', async () => {
@@ -202,8 +249,8 @@ describe('the pages in headless Chromium', () => {
     const phases = [...argoDom.matchAll(/<g class="node" data-id="[^"]+" data-phase="([^"]+)"/g)].map((m) => m[1]).sort();
     expect(phases).toEqual(Object.values(argoStatus.nodes).map((n) => n.phase).sort());
     expect(argoDom).not.toMatch(/<script|<img/);
-    // The whole run page (timeline, stages, loss curve, checkpoints) is about 1800 pixels tall.
-    for (const [name, path, window] of [['run', `/runs/${runId}`, '1280,1800'], ['argo', `/runs/${argoId}`, '1280,900'], ['list', '/', '1280,900']] as const) {
+    // The whole run page (timeline, stages, loss curve, checkpoints, deployment and its gates) is about 2100 pixels tall.
+    for (const [name, path, window] of [['run', `/runs/${runId}`, '1280,2100'], ['argo', `/runs/${argoId}`, '1280,900'], ['list', '/', '1280,900']] as const) {
       const file = join(ARTIFACTS, `${name}.png`);
       await chromium([`--screenshot=${file}`, `${ui.url}${path}`], { window });
       expect(readFileSync(file).subarray(1, 4).toString()).toBe('PNG');

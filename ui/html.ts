@@ -32,7 +32,7 @@ body{font-family:system-ui,sans-serif;margin:0;color:#222;background:#fafafa}
 header{background:#1f3a5f;color:#fff;padding:10px 20px;display:flex;gap:20px;align-items:baseline}
 header a{color:#fff;text-decoration:none;font-weight:bold}
 main{padding:16px 20px;max-width:1400px}
-h1{font-size:20px;margin:4px 0 12px} h2{font-size:16px;margin:22px 0 8px}
+h1{font-size:20px;margin:4px 0 12px} h2{font-size:16px;margin:22px 0 8px} h3{font-size:14px;margin:12px 0 6px;color:#333}
 table{border-collapse:collapse;background:#fff;font-size:13px}
 th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#eef2f7}

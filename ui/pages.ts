@@ -12,6 +12,8 @@ import { timelineSvg } from './timeline-svg.js';
 import { lossSvg } from './loss-svg.js';
 import { dagSvg } from './dag-svg.js';
 import type { TrainingView } from './training.js';
+import { deploymentView } from './deployment.js';
+import type { ObservedState } from '../activities/observed-states.js';
 
 export interface PageContext {
   namespace: string;
@@ -54,7 +56,7 @@ function problems(report: RunReport): string {
   );
 }
 
-export function runPage(report: RunReport & { runId: string }, training: TrainingView, ctx: PageContext): string {
+export function runPage(report: RunReport & { runId: string }, training: TrainingView, ctx: PageContext, live?: ReadonlyMap<number, ObservedState[]>): string {
   const stages = report.stages.map((s) => [
     `<b>${esc(s.name)}</b>`,
     status(s.status),
@@ -70,21 +72,24 @@ export function runPage(report: RunReport & { runId: string }, training: Trainin
       const r = a.result as PlaceResult;
       return [esc(a.stage ?? '-'), esc(r.decision?.kind ?? '-'), esc(r.summary ?? r.decision?.explanation ?? '-'), esc(r.unavailable?.map((u) => `${u.source}: ${u.error}`).join('; ') || '-')];
     });
-  const deploy = report.activities
-    .filter((a) => a.stage === 'deploy')
-    .map((a) => [esc(a.type), status(a.outcome), esc(when(a.scheduledAt)), esc(a.closedAt && a.scheduledAt ? duration(a.closedAt.getTime() - a.scheduledAt.getTime()) : '-'), esc(a.error ?? '')]);
+  const deploy = deploymentView(report);
+  const revisions = deploy.revisions.map((r) => [esc(r.runtime), `<span class="revision">${esc(r.name)}</span>`, esc(r.generation ?? '-'), esc(r.replaces ?? '-'), esc(r.action), esc(r.rollout), esc(r.endpoint ?? '-'), esc(r.model), esc(r.checkpoint), esc(when(r.at))]);
+  const gates = deploy.gates.map((g) => [esc(g.gate), `<span class="gate status s-${g.result === 'passed' ? 'completed' : g.result === 'failed' ? 'failed' : 'running'}" data-gate="${esc(g.gate)}" data-result="${esc(g.result)}">${esc(g.result)}</span>`, esc(g.detail)]);
+  const undo = deploy.undo.map((u) => [esc(u.what), status(u.outcome), esc(u.detail), esc(when(u.at))]);
   const ckpts = training.checkpoints.map((c) => [esc(c.step), esc(c.created ?? '-'), esc(c.job ?? '-'), esc(c.site ?? '-'), c.valid ? '<span class="s-completed">valid</span>' : `<span class="s-failed">INVALID: ${esc(c.reason)}</span>`, esc(c.loss?.toFixed(4) ?? '-'), esc(c.validLoss?.toFixed(4) ?? '-')]);
   const loss = training.loss.length
     ? `<div class="svg">${lossSvg(training.loss)}</div><p class="note">${esc(training.loss.length)} points from ${esc([...new Set(training.loss.map((p) => p.source))].join(', '))}</p>`
     : `<p class="empty">no loss recorded yet${training.lookedIn ? '' : ' (the worker\u2019s home is not readable here: pass --home)'}</p>`;
   const body = [
     header(report, ctx),
-    `<h2>Timeline</h2><div class="svg">${timelineSvg(report)}</div>`,
+    `<h2>Timeline</h2><div class="svg">${timelineSvg(report, new Date(), live)}</div>`,
     `<h2>Stages</h2>${table(['STAGE', 'STATUS', 'ATTEMPTS', 'JOBS', 'STARTED', 'DURATION', 'ERROR'], stages, 'stages')}`,
     placements.length ? `<h2>Placement</h2>${table(['STAGE', 'DECISION', 'WHY', 'UNOBSERVED'], placements, 'placement')}` : '',
     `<h2>Training loss</h2>${loss}`,
     `<h2>Checkpoints</h2>${table(['STEP', 'CREATED', 'JOB', 'SITE', 'VERIFIED', 'LOSS', 'HELD-OUT LOSS'], ckpts, 'checkpoints')}${training.lookedIn ? `<p class="note">looked in ${esc(training.lookedIn)}</p>` : ''}`,
-    `<h2>Deployment</h2>${table(['ACTIVITY', 'OUTCOME', 'AT', 'TOOK', 'ERROR'], deploy, 'deploy')}`,
+    `<h2>Deployment</h2><h3>Revisions</h3>${table(['RUNTIME', 'DEPLOYMENT', 'GENERATION', 'REPLACES REVISION', 'ACTION', 'ROLLOUT', 'ENDPOINT', 'MODEL', 'CHECKPOINT', 'AT'], revisions, 'revisions')}` +
+      `<h3>Readiness gates</h3>${table(['GATE', 'RESULT', 'DETAIL'], gates, 'gates')}` +
+      (undo.length ? `<h3>Rollback</h3>${table(['UNDO', 'OUTCOME', 'DETAIL', 'AT'], undo, 'rollback')}` : ''),
     problems(report),
   ].join('\n');
   return page(report.workflowId, body, { refresh: report.status === 'Running' ? 5 : undefined });

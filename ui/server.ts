@@ -15,6 +15,9 @@ import { localJobDir } from '../argo/client.js';
 import { argoPage, errorPage, runPage, runsPage, type PageContext } from './pages.js';
 import { timelineSvg } from './timeline-svg.js';
 import { readTail, trainingView } from './training.js';
+import { liveObservations } from './live.js';
+import type { RunReport } from '../sdk/history.js';
+import type { ObservedState } from '../activities/observed-states.js';
 
 export interface ArgoStatusSource {
   status(name: string): Promise<ArgoStatus>;
@@ -102,6 +105,9 @@ export async function startUiServer(opts: UiOptions): Promise<UiServer> {
     return logs;
   }
 
+  /** A running run's watches as their last heartbeats tell them; without them the Gantt draws the watch whole. */
+  const liveOf = (report: RunReport & { runId: string }) => withTimeout(liveObservations(opts.tandem, report), queryTimeoutMs, 'the pending activities').catch(() => new Map<number, ObservedState[]>());
+
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://ui.invalid');
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, errorPage(405, 'this view is read-only'), undefined, { allow: 'GET, HEAD' });
@@ -123,10 +129,12 @@ export async function startUiServer(opts: UiOptions): Promise<UiServer> {
         const { st, error } = await argoStatus(report.workflowId);
         return send(res, 200, argoPage(report, st, error, podLogs(st), ctx), undefined, cookie);
       }
-      return send(res, 200, runPage(report, await trainingView(report, opts.home), ctx), undefined, cookie);
+      const [training, live] = await Promise.all([trainingView(report, opts.home), liveOf(report)]);
+      return send(res, 200, runPage(report, training, ctx, live), undefined, cookie);
     }
     if (parts[0] === 'runs' && parts.length === 3 && parts[2] === 'timeline.svg') {
-      return send(res, 200, timelineSvg(await runs.show(parts[1]!)), 'image/svg+xml; charset=utf-8', cookie);
+      const report = await runs.show(parts[1]!);
+      return send(res, 200, timelineSvg(report, new Date(), await liveOf(report)), 'image/svg+xml; charset=utf-8', cookie);
     }
     return send(res, 404, errorPage(404, `no page ${url.pathname}`), undefined, cookie);
   }

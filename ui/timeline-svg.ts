@@ -1,15 +1,30 @@
 // A run's timeline as a picture, for the run page of `tandem ui` (ui/pages.ts) and for reports
-// (`tandem runs show <id> --svg file`): one lane per stage (its span from first activity to last), and
-// under it one bar per activity attempt, coloured by outcome: queue-and-run of jobs (submit/await), compensations hatched, failures red. Built from the
-// history report alone (sdk/history.ts), so it works for runs whose workers are gone.
-import type { RunReport } from '../sdk/history.js';
+// (`tandem runs show <id> --svg file`): one lane per stage (its span from first activity to last);
+// under it one row per job attempt — its submission, then its queue wait and its run time as the job
+// watch observed them (ui/attempts.ts) — and one bar per other activity, coloured by outcome.
+// Failovers, fences and compensations are marked across the chart at the moment they happened.
+// Built from the history report alone (sdk/history.ts), so it works for runs whose workers are gone.
+// Our own SVG on purpose: a Gantt is rectangles on a time axis, and the pages are script-free; the
+// axis ticks are d3-scale's.
+import type { ActivityRecord, RunReport } from '../sdk/history.js';
+import { scaleLinear } from 'd3-scale';
 import { esc, duration } from './html.js';
+import { isCompensation, isJobActivity, jobAttempts, markers, stageOf, type JobAttempt, type Marker } from './attempts.js';
+import { classifyJobState, JOB_STATES, type JobState } from '../contract/outcome.js';
+import type { ObservedState } from '../activities/observed-states.js';
 
 const COLOURS: Record<string, string> = { completed: '#4c9a2a', failed: '#c0392b', 'timed-out': '#e67e22', cancelled: '#7f8c8d', running: '#2e86c1' };
 const STAGE_FILL: Record<string, string> = { completed: '#dff0d8', failed: '#f2dede', compensated: '#fcf8e3', running: '#d9edf7', reused: '#eeeeee', pending: '#ffffff' };
+const OUTCOME_OF_STATE: Record<string, string> = { success: 'completed', 'job-failure': 'failed', infrastructure: 'timed-out', cancelled: 'cancelled', active: 'running' };
+const MARK: Record<Marker['kind'], string> = { failover: '#d35400', retry: '#d35400', fence: '#8e44ad', compensation: '#8e44ad' };
+const QUEUE_FILL = '#f5cd79';
 
+const stateColour = (state: string | undefined) => COLOURS[state && JOB_STATES.includes(state as JobState) ? OUTCOME_OF_STATE[classifyJobState(state as JobState)]! : 'running'] ?? '#999';
 
-export function timelineSvg(report: RunReport, now = new Date()): string {
+type Row = { at: number; draw: (y: number) => string[] };
+
+/** `live`: what the watches still going last heartbeated (ui/live.ts), by their scheduled event id. */
+export function timelineSvg(report: RunReport, now = new Date(), live?: ReadonlyMap<number, ObservedState[]>): string {
   const start = report.startedAt?.getTime() ?? Math.min(...report.activities.map((a) => a.scheduledAt?.getTime() ?? Infinity));
   const end = report.closedAt?.getTime() ?? now.getTime();
   const span = Math.max(1, end - start);
@@ -17,40 +32,93 @@ export function timelineSvg(report: RunReport, now = new Date()): string {
   const LEFT = 190;
   const plot = W - LEFT - 20;
   const x = (t: number) => LEFT + ((t - start) / span) * plot;
-  const rows: string[] = [];
-  let y = 56;
+  const f = (n: number) => n.toFixed(1);
   const ROW = 18;
+  const attempts = jobAttempts(report, now.getTime(), live);
+  const marks = markers(report, attempts);
+  const bar = (a: ActivityRecord, y: number, label: string): string => {
+    const a0 = a.scheduledAt!.getTime();
+    const a1 = a.closedAt?.getTime() ?? end;
+    const comp = isCompensation(a);
+    return `<rect class="activity${comp ? ' compensation' : ''}" data-event="${a.scheduledEventId}" x="${f(x(a0))}" y="${y + 2}" width="${f(Math.max(1.5, x(a1) - x(a0)))}" height="${ROW - 6}" fill="${COLOURS[a.outcome] ?? '#999'}"${comp ? ' fill-opacity="0.5" stroke="#8e44ad" stroke-dasharray="3,2"' : ''}><title>${esc(`${label}: ${a.outcome}, ${duration(a1 - a0)}${a.error ? ` — ${a.error.slice(0, 200)}` : ''}`)}</title></rect>`;
+  };
+  const attemptRow = (j: JobAttempt): Row => ({
+    at: j.submit.scheduledAt!.getTime(),
+    draw: (y) => {
+      const label = `job ${j.attempt} @ ${j.runtime}/${j.site}`;
+      const out = [`<text x="20" y="${y + 11}" font-size="11" fill="#333">${esc(label)}</text>`, `<g class="attempt" data-stage="${esc(j.stage)}" data-job="${esc(j.jobId)}" data-split="${j.observed ? 'observed' : 'not-recorded'}">`];
+      // The watches' own spans, outlined: re-attachments show as breaks; the split is drawn over them.
+      for (const w of j.watches) {
+        if (!w.scheduledAt) continue;
+        const w0 = w.scheduledAt.getTime();
+        const w1 = w.closedAt?.getTime() ?? end;
+        const whole = !j.observed;
+        out.push(`<rect class="watch" data-event="${w.scheduledEventId}" x="${f(x(w0))}" y="${y + 2}" width="${f(Math.max(1.5, x(w1) - x(w0)))}" height="${ROW - 6}" fill="${whole ? stateColour(j.final?.state ?? (w.outcome === 'running' ? undefined : 'CANCELLED')) : 'none'}"${whole ? ' fill-opacity="0.55"' : ''} stroke="#555" stroke-width="0.6"><title>${esc(`${w.type} of ${j.jobId}: ${w.outcome}, ${duration(w1 - w0)}${whole ? (w.outcome === 'running' ? ' — still watching; its observations are recorded when it ends' : ' — queue wait and run time not recorded (a watch from before the split was recorded)') : ''}${w.error ? ` — ${w.error.slice(0, 200)}` : ''}`)}</title></rect>`);
+      }
+      for (const s of j.segments) {
+        const open = j.watches[j.watches.length - 1]?.outcome === 'running' && s.to === end ? ' so far' : '';
+        // An attempt whose site stopped answering ends with the last state seen there (RUNNING): say how it really ended.
+        const lost = s.kind === 'run' && j.infrastructure && !j.final ? j.infrastructure : undefined;
+        const title = s.kind === 'submit' ? `submit ${j.jobId} to ${j.site}: ${duration(s.to - s.from)}` : s.kind === 'queue' ? `queue wait ${duration(s.to - s.from)}${open}${s.state ? ` (${s.state})` : ' (no queued state observed)'}` : `running ${duration(s.to - s.from)}${open ? ` so far (${s.state ?? '?'})` : lost ? `, last seen ${s.state ?? '?'}; then ${lost}` : `, ended ${s.state ?? '?'}`}`;
+        const fill = s.kind === 'submit' ? (COLOURS[j.submit.outcome] ?? '#999') : s.kind === 'queue' ? QUEUE_FILL : lost ? COLOURS['timed-out']! : stateColour(s.state);
+        const data = s.kind === 'submit' ? ` data-event="${j.submit.scheduledEventId}"` : ` data-from="${s.from}" data-to="${s.to}"`;
+        out.push(`<rect class="${s.kind}"${data} x="${f(x(s.from))}" y="${y + (s.kind === 'submit' ? 4 : 2)}" width="${f(Math.max(s.kind === 'queue' ? 0 : 1.5, x(s.to) - x(s.from)))}" height="${ROW - (s.kind === 'submit' ? 10 : 6)}" fill="${fill}"${s.kind === 'queue' ? ' stroke="#b7950b" stroke-width="0.6"' : ''}><title>${esc(title)}</title></rect>`);
+      }
+      out.push('</g>');
+      return out;
+    },
+  });
+  const rows: string[] = [];
+  let y = 70;
   for (const stage of report.stages) {
-    const acts = report.activities.filter((a) => a.stage === stage.name);
-    const s0 = stage.startedAt?.getTime();
-    const s1 = stage.finishedAt?.getTime() ?? (stage.status === 'running' ? end : undefined);
+    const acts = report.activities.filter((a) => stageOf(a) === stage.name && a.scheduledAt);
+    const work = acts.filter((a) => !isCompensation(a));
+    const s0 = work[0]?.scheduledAt?.getTime() ?? stage.startedAt?.getTime();
+    const last = work[work.length - 1];
+    const s1 = last ? (last.closedAt?.getTime() ?? end) : (stage.finishedAt?.getTime() ?? (stage.status === 'running' ? end : undefined));
     rows.push(`<text x="8" y="${y + 13}" font-weight="bold">${esc(stage.name)}</text><text x="100" y="${y + 13}" fill="#555">${esc(stage.status)}${stage.attempts > 1 ? ` ×${stage.attempts}` : ''}</text>`);
-    if (s0 !== undefined && s1 !== undefined) rows.push(`<rect x="${x(s0).toFixed(1)}" y="${y}" width="${Math.max(1, x(s1) - x(s0)).toFixed(1)}" height="${ROW - 2}" fill="${STAGE_FILL[stage.status] ?? '#fff'}" stroke="#999"><title>${esc(`${stage.name}: ${stage.status}, ${duration(s1 - s0)}`)}</title></rect>`);
+    if (s0 !== undefined && s1 !== undefined) rows.push(`<rect class="stage" x="${f(x(s0))}" y="${y}" width="${f(Math.max(1, x(s1) - x(s0)))}" height="${ROW - 2}" fill="${STAGE_FILL[stage.status] ?? '#fff'}" stroke="#999"><title>${esc(`${stage.name}: ${stage.status}, ${duration(s1 - s0)}`)}</title></rect>`);
     y += ROW + 2;
-    for (const a of acts) {
-      const a0 = a.scheduledAt?.getTime();
-      if (a0 === undefined) continue;
-      const a1 = a.closedAt?.getTime() ?? end;
-      const label = `${a.type}${a.attempt > 1 ? ` (attempt ${a.attempt})` : ''}`;
-      rows.push(`<text x="20" y="${y + 11}" font-size="11" fill="#333">${esc(label)}</text>`);
-      rows.push(`<rect x="${x(a0).toFixed(1)}" y="${y + 2}" width="${Math.max(1.5, x(a1) - x(a0)).toFixed(1)}" height="${ROW - 6}" fill="${COLOURS[a.outcome] ?? '#999'}"${a.compensation ? ' fill-opacity="0.5" stroke="#8e44ad" stroke-dasharray="3,2"' : ''}><title>${esc(`${label}: ${a.outcome}, ${duration(a1 - a0)}${a.error ? ` — ${a.error.slice(0, 200)}` : ''}`)}</title></rect>`);
+    const lane: Row[] = [
+      ...attempts.filter((j) => j.stage === stage.name).map(attemptRow),
+      ...acts
+        .filter((a) => !isJobActivity(a) || !attempts.some((j) => j.submit === a || j.watches.includes(a)))
+        .map((a): Row => {
+          const label = `${a.type}${a.attempt > 1 ? ` (attempt ${a.attempt})` : ''}`;
+          return { at: a.scheduledAt!.getTime(), draw: (yy) => [`<text x="20" y="${yy + 11}" font-size="11" fill="#333">${esc(label)}</text>`, bar(a, yy, label)] };
+        }),
+    ].sort((p, q) => p.at - q.at);
+    for (const r of lane) {
+      rows.push(...r.draw(y));
       y += ROW;
     }
     y += 6;
   }
-  // A time axis with five ticks.
+  // A time axis with round ticks (d3-scale's, over the time since the start), and the markers from top
+  // to bottom, labelled in a band above the lanes.
   const axis: string[] = [];
-  for (let i = 0; i <= 5; i++) {
-    const t = start + (span * i) / 5;
-    axis.push(`<line x1="${x(t).toFixed(1)}" y1="40" x2="${x(t).toFixed(1)}" y2="${y}" stroke="#ddd"/><text x="${x(t).toFixed(1)}" y="36" font-size="10" text-anchor="middle" fill="#555">+${duration(t - start)}</text>`);
+  for (const offset of scaleLinear().domain([0, span]).ticks(6)) {
+    const t = start + offset;
+    axis.push(`<line x1="${f(x(t))}" y1="54" x2="${f(x(t))}" y2="${y}" stroke="#ddd"/><text x="${f(x(t))}" y="50" font-size="10" text-anchor="middle" fill="#555">+${duration(t - start)}</text>`);
   }
+  const marked = marks.map((m, i) => `<g class="marker" data-kind="${m.kind}"><line x1="${f(x(m.at))}" y1="22" x2="${f(x(m.at))}" y2="${y}" stroke="${MARK[m.kind]}" stroke-width="1.2" stroke-dasharray="${m.kind === 'compensation' ? '2,2' : '5,3'}"/><text x="${f(x(m.at) + 3)}" y="${30 + (i % 2) * 10}" font-size="9" fill="${MARK[m.kind]}">${esc(m.kind)}</text><title>${esc(m.label)}</title></g>`);
+  const legend = [
+    ['queue wait', QUEUE_FILL],
+    ['running / completed', COLOURS.completed!],
+    ['failed', COLOURS.failed!],
+    ['infrastructure end', COLOURS['timed-out']!],
+  ]
+    .map(([name, colour], i) => `<rect x="${LEFT + i * 150}" y="${y + 8}" width="12" height="10" fill="${colour}"/><text x="${LEFT + 16 + i * 150}" y="${y + 17}" font-size="10">${esc(name)}</text>`)
+    .join('');
   const title = `${report.workflowId} — ${report.type}, ${report.status}, ${duration(span)}${report.failure ? `: ${report.failure.slice(0, 90)}` : ''}`;
   return [
-    `<svg xmlns="http://www.w3.org/2000/svg" class="tandem-timeline" width="${W}" height="${y + 10}" font-family="sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" class="tandem-timeline" width="${W}" height="${y + 26}" font-family="sans-serif" font-size="12">`,
     `<rect width="100%" height="100%" fill="white"/>`,
     `<text x="8" y="18" font-size="14" font-weight="bold">${esc(title)}</text>`,
     ...axis,
     ...rows,
+    ...marked,
+    legend,
     '</svg>',
   ].join('\n');
 }
