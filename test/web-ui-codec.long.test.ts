@@ -7,10 +7,8 @@
 // endpoint shows the same page with the payloads still encrypted and no marker. The screenshots are
 // test artefacts (test/artifacts/web-ui-codec/, paths printed); docs/img/web-ui-codec.png is one.
 //
-// Chromium: /usr/bin/chromium (scripts/ui/install-chromium.sh on CI). On CI a missing browser fails the
-// suite; elsewhere it is skipped with the reason printed.
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+// Chromium: test/chromium.ts (Debian's chromium; on CI a missing browser fails the suite).
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
@@ -23,12 +21,12 @@ import { freePort, startDevServer, type DevServer } from '../workers/dev-server.
 import { TandemClient } from '../sdk/client.js';
 import { LocalServingBackend } from '../backends/local-serving.js';
 import { spec, tempDir, uniqueQueue } from './helpers.js';
+import { browserTest, chromium, warnIfNoChromium } from './chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ON_CI = !!process.env.CI;
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
-if (!HAVE_CHROMIUM && !ON_CI) console.warn(`test/web-ui-codec.long.test.ts: skipped: no ${CHROMIUM} here (scripts/ui/install-chromium.sh installs it); on CI the suite fails instead`);
-const browserTest = HAVE_CHROMIUM || ON_CI ? test : test.skip;
+// The Web UI is a single-page app: its API and codec calls take longer than a static page.
+const WINDOW = { timeoutMs: 90_000, window: '1400,1000' };
+
+warnIfNoChromium('test/web-ui-codec.long.test.ts');
 const ARTIFACTS = join(process.cwd(), 'test', 'artifacts', 'web-ui-codec');
 
 const KEY: CodecKey = { id: 'ui-2025', key: randomBytes(32) };
@@ -37,42 +35,15 @@ const MARKER = `ui-marker-${randomBytes(5).toString('hex')}`;
 const home = tempDir('web-ui-codec');
 const dbFile = join(home, 'temporal.db');
 
-/** One bounded Chromium run (a fresh profile), killed with its whole process group on timeout. */
-function chromium(args: string[], timeoutMs = 90_000): Promise<string> {
-  if (!HAVE_CHROMIUM) throw new Error(`${CHROMIUM} is not installed (scripts/ui/install-chromium.sh; Debian package "chromium")`);
-  const flags = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', '--no-default-browser-check', '--disable-extensions', '--hide-scrollbars', `--user-data-dir=${tempDir('chromium-profile')}`, '--window-size=1400,1000'];
-  return new Promise((resolve, reject) => {
-    const p = spawn(CHROMIUM, [...flags, ...args], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    p.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const timer = setTimeout(() => {
-      try {
-        process.kill(-p.pid!, 'SIGKILL');
-      } catch {
-        /* already gone */
-      }
-      reject(new Error(`chromium did not finish within ${timeoutMs} ms: ${err.slice(-2000)}`));
-    }, timeoutMs);
-    p.on('error', reject);
-    p.on('close', (code) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(out);
-      else reject(new Error(`chromium exited ${code}: ${err.slice(-2000)}`));
-    });
-  });
-}
-
 /** The workflow's page as the SPA renders it: the DOM after its API and codec calls, and a screenshot. */
 async function page(uiUrl: string, workflowId: string, name: string): Promise<{ dom: string; png: string }> {
   const url = `${uiUrl}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`;
   // Virtual time runs the SPA's timers fast but waits for pending network fetches (API, codec).
   const budget = '--virtual-time-budget=15000';
-  const dom = await chromium([budget, '--dump-dom', url]);
+  const dom = await chromium([budget, '--dump-dom', url], WINDOW);
   writeFileSync(join(ARTIFACTS, `${name}.html`), dom);
   const png = join(ARTIFACTS, `${name}.png`);
-  await chromium([budget, `--screenshot=${png}`, url]);
+  await chromium([budget, `--screenshot=${png}`, url], WINDOW);
   console.log(`web-ui-codec: ${name}: ${png}`);
   return { dom, png };
 }
