@@ -8,7 +8,7 @@ import type { TandemClient } from '../sdk/client.js';
 import { ProgressPrinter, formatStatus } from './render.js';
 import { failoverTuning, type FailoverFlags } from './failover.js';
 import { registerCommandGroups } from './groups.js';
-import { loadClientConfig, type ClientConfig } from '../config/worker.js';
+import { loadClientConfig, loadObserveConfig, type ClientConfig } from '../config/worker.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { parsePort } from './port.js';
 
@@ -70,8 +70,21 @@ function target(): ClientConfig & { profile?: string } {
 /** --log-format, when given (the worker's TANDEM_LOG_FORMAT otherwise). */
 const logFormat = () => program.opts<{ logFormat?: 'text' | 'json' }>().logFormat;
 
+/**
+ * OpenTelemetry tracing for the commands that talk to Temporal, when OTEL_* turns it on (config/worker.ts):
+ * a `tandem run`'s StartWorkflow span then parents the run's spans on the workers. The OTel SDK is
+ * loaded only then; spans are flushed before the CLI exits (see the end of this file).
+ */
+let tracing: Promise<{ shutdown(): Promise<void> } | undefined> | undefined;
+const startCliTracing = () =>
+  (tracing ??= (async () => {
+    const o = loadObserveConfig().tracing;
+    return o ? (await import('../observe/tracing.js')).startTracing(o, 'tandem-cli') : undefined;
+  })());
+
 const connect = async (): Promise<TandemClient> => {
   const t = target();
+  await startCliTracing();
   return (await sdk()).TandemClient.connect({ address: t.address, namespace: t.namespace, taskQueue: t.taskQueue, profile: t.profile });
 };
 
@@ -175,6 +188,7 @@ const connectArgo = async () => {
 };
 registerCommandGroups(program, process.argv.slice(2), { connect, connectArgo, target })
   .then(() => program.parseAsync())
+  .then(async () => (await tracing)?.shutdown())
   .catch((err: unknown) => {
     printError(err);
     process.exit(2);

@@ -7,7 +7,8 @@
 // the sink) and the worker's RunActivity spans must form one trace, parent by parent, and all be
 // exported by the time the worker has shut down (spans are flushed on shutdown).
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
@@ -167,5 +168,29 @@ describe('OpenTelemetry tracing', () => {
     expect(submits.map((s) => s.attributes['tandem.stage']).sort()).toEqual(['preprocess', 'train']);
     const byId = new Map(spans.map((s) => [s.spanId, s] as const));
     for (const s of submits) expect(byId.get(byId.get(s.parentSpanId!)!.parentSpanId!)).toBe(run);
+  }, 180_000);
+
+  test('`tandem run` traces from the CLI process: its StartWorkflow span parents the run on the worker', async () => {
+    const taskQueue = uniqueQueue('tracing-cli');
+    const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url };
+    const cliWorker = await startWorkerProcess({ ...otel, TANDEM_TASK_QUEUE: taskQueue, TANDEM_HOME: tempDir('tracing-cli') });
+    const id = `cli-traced-${randomBytes(3).toString('hex')}`;
+    const specFile = join(tempDir('tracing-cli-spec'), 'spec.json');
+    writeFileSync(specFile, JSON.stringify(spec({ name: 'cli-traced' })));
+    try {
+      const out = await new Promise<string>((resolve, reject) =>
+        execFile(process.execPath, ['--import', 'tsx', 'cli/main.ts', '--task-queue', taskQueue, 'run', specFile, '--id', id], { encoding: 'utf8', env: { ...process.env, ...otel, NODE_OPTIONS: '', TEMPORAL_ADDRESS: address() }, timeout: 120_000 }, (error, stdout, stderr) =>
+          error ? reject(new Error(`tandem run failed: ${error.message}\n${stdout}\n${stderr}`)) : resolve(stdout),
+        ),
+      );
+      expect(out).toMatch(/completed/);
+    } finally {
+      expect(await cliWorker.stop()).toBe(0);
+    }
+    // The CLI flushed its spans before it exited; the worker's came on its shutdown.
+    const start = collector.spans.filter((s) => s.name === 'StartWorkflow:hybridPipeline' && s.service === 'tandem-cli' && s.attributes.temporalWorkflowId === id);
+    expect(start).toHaveLength(1);
+    const run = collector.spans.find((s) => s.name === 'RunWorkflow:hybridPipeline' && s.service === 'tandem-worker' && s.attributes.workflowId === id);
+    expect(run).toMatchObject({ traceId: start[0]!.traceId, parentSpanId: start[0]!.spanId });
   }, 180_000);
 });
