@@ -10,8 +10,8 @@
 // which cannot be known without the image, so it is not runnable locally (RuntimeUnavailable). The
 // working directory is `workingDir`, or `/` of the pod (most images' WORKDIR); a path the pod writes
 // is read back from its root or volumes (sandbox.ts `hostPath`).
-import { CancelledFailure, type ApplicationFailure } from '@temporalio/activity';
-import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { CancelledFailure, Context, type ApplicationFailure } from '@temporalio/activity';
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { LocalJobBackend, readTail } from '../../backends/local-jobs.js';
 import { jobBaseEnv } from '../../backends/job-env.js';
@@ -88,6 +88,9 @@ export class LocalTarget implements ExecutionTarget {
       const st = await this.backend.status(input.jobName);
       ctx.heartbeat({ state: st.state });
       if (st.state !== 'RUNNING' && st.state !== 'PENDING' && st.state !== 'COMPLETING') {
+        // A retried activity (the worker died after the pod's sandbox was released) reports what was collected.
+        const settled = readSettled(podDir);
+        if (settled) return settled;
         const stdout = readTail(join(dir, 'stdout'), 256 * 1024);
         const result = stdout.replace(/\n$/, '');
         const parameters: Record<string, string> = {};
@@ -112,8 +115,8 @@ export class LocalTarget implements ExecutionTarget {
           artifacts[a.name] = dest;
         }
         if (st.state === 'COMPLETED') {
-          if (missing) return { phase: 'Error', exitCode: 0, result, parameters, artifacts, message: missing, target: 'local' };
-          return { phase: 'Succeeded', exitCode: 0, result, parameters, artifacts, target: 'local' };
+          if (missing) return settle(podDir, { phase: 'Error', exitCode: 0, result, parameters, artifacts, message: missing, target: 'local' });
+          return settle(podDir, { phase: 'Succeeded', exitCode: 0, result, parameters, artifacts, target: 'local' });
         }
         const init = existsSync(join(podDir, 'init-failed')) ? readFileSync(join(podDir, 'init-failed'), 'utf8').trim() : undefined;
         const message =
@@ -124,7 +127,7 @@ export class LocalTarget implements ExecutionTarget {
               : st.state === 'FAILED'
                 ? `Error (exit code ${st.exitCode})${limitHint(input, st.exitCode)}`
                 : `${st.state}: ${st.reason ?? ''}`;
-        return { phase: st.state === 'FAILED' || st.state === 'TIMEOUT' ? 'Failed' : 'Error', exitCode: st.exitCode, result, parameters, artifacts, message, target: 'local' };
+        return settle(podDir, { phase: st.state === 'FAILED' || st.state === 'TIMEOUT' ? 'Failed' : 'Error', exitCode: st.exitCode, result, parameters, artifacts, message, target: 'local' });
       }
       try {
         await ctx.sleep(delay);
@@ -243,5 +246,38 @@ export class LocalTarget implements ExecutionTarget {
       else if (!e.optional) throw unavailable(`${e.secret ? 'secret' : 'configmap'} ${(e.secret ?? e.configMap)!}/${e.key} is not in the local store (${dir})`);
     }
     return out;
+  }
+}
+
+const SETTLED = 'result.json';
+
+/**
+ * Once a pod has ended and its outputs are collected (parameters read, artifacts copied to the
+ * artifact store), its sandbox — root filesystem, emptyDir volumes, init containers' roots — is
+ * released, as a node deletes a finished pod's writable layer; the pod's log stays in its job
+ * directory (`tandem argo logs`). The collected result is kept beside it first, so a retried activity
+ * reports the same result instead of finding the outputs gone.
+ */
+function settle(podDir: string, r: RunPodResult): RunPodResult {
+  try {
+    writeFileSync(join(podDir, SETTLED), JSON.stringify(r));
+    for (const e of readdirSync(podDir)) if (e !== SETTLED) rmSync(join(podDir, e), { recursive: true, force: true });
+  } catch (e) {
+    // Never a pod failure: at worst its files stay behind until the run directory is removed.
+    const warning = { podDir, error: (e as Error).message };
+    try {
+      Context.current().log.warn('could not release a finished pod sandbox', warning);
+    } catch {
+      console.warn('could not release a finished pod sandbox', warning); // outside an activity (tests)
+    }
+  }
+  return r;
+}
+
+function readSettled(podDir: string): RunPodResult | undefined {
+  try {
+    return JSON.parse(readFileSync(join(podDir, SETTLED), 'utf8')) as RunPodResult;
+  } catch {
+    return undefined;
   }
 }

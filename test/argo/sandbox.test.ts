@@ -2,16 +2,18 @@
 // bubblewrap sandboxes: every pod has its own /tmp, root and emptyDir volumes, the host is read-only to
 // it, and its resources.limits and deadline are enforced.
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ArgoClient, prepare } from '../../argo/client.js';
 import type { ArgoStatus } from '../../argo/lang/types.js';
 import { startArgoHarness } from './harness.js';
 
 let client: ArgoClient;
+let home: string;
 let stop: () => Promise<void>;
 
 beforeAll(async () => {
-  ({ client, stop } = await startArgoHarness('argo-sandbox'));
+  ({ client, home, stop } = await startArgoHarness('argo-sandbox'));
 });
 afterAll(() => stop?.());
 
@@ -98,6 +100,11 @@ spec:
   expect(st.phase).toBe('Succeeded');
   expect(node(st, 'first').outputs?.result).toBe('seeded-by-init');
   expect(node(st, 'second').outputs?.result?.trim()).toBe('0');
+  // Finished pods release their sandboxes (roots, volumes, init roots): only the collected result stays.
+  const pods = join(home, 'argo', 'pods');
+  const mine = readdirSync(pods).filter((d) => existsSync(join(pods, d, 'result.json')) && JSON.parse(readFileSync(join(pods, d, 'result.json'), 'utf8')).result === 'seeded-by-init');
+  expect(mine).toHaveLength(1);
+  expect(readdirSync(join(pods, mine[0]!))).toEqual(['result.json']);
 });
 
 test('a pod writing outside its own directories fails, and the host file is untouched', async () => {
