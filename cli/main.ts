@@ -7,6 +7,7 @@ import { printError } from './errors.js';
 import type { TandemClient } from '../sdk/client.js';
 import { ProgressPrinter, formatStatus } from './render.js';
 import { failoverTuning, type FailoverFlags } from './failover.js';
+import { collectSiteQueue } from './site-queues.js';
 import { registerCommandGroups } from './groups.js';
 import { loadClientConfig, loadObserveConfig, type ClientConfig } from '../config/worker.js';
 import { DEFAULTS } from '../config/defaults.js';
@@ -105,12 +106,14 @@ program
   .option('--failover [sites]', 'let training fail over between Slurm sites (the worker\'s TANDEM_SITES_FILE; optionally only these, comma-separated, in preference order)')
   .option('--failover-grace <duration>', 'how long a site may stay unreachable before its job is fenced and training moves (default 60s)')
   .option('--max-failovers <n>', 'failovers allowed before the train stage fails (default 3)')
-  .action(async (path: string, o: { id?: string; detach?: boolean; json?: boolean } & FailoverFlags) => {
+  .option('--site-queue <site=queue>', "run a site's activities on its own workers' task queue (repeatable; not with --failover)", collectSiteQueue)
+  .action(async (path: string, o: { id?: string; detach?: boolean; json?: boolean; siteQueue?: Record<string, string> } & FailoverFlags) => {
     const failover = failoverTuning(o);
     const spec = await (await sdk()).loadPipelineSpec(path);
     const client = await connect();
     try {
-      const handle = await client.launch(spec, { id: o.id, tuning: failover ? { failover } : undefined });
+      const tuning = failover || o.siteQueue ? { ...(failover ? { failover } : {}), ...(o.siteQueue ? { siteQueues: o.siteQueue } : {}) } : undefined;
+      const handle = await client.launch(spec, { id: o.id, tuning });
       if (o.detach) {
         console.log(o.json ? JSON.stringify({ id: handle.id }) : handle.id);
         return;
