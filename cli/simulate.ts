@@ -9,9 +9,10 @@ import { extname } from 'node:path';
 import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { InputError } from '../contract/input-error.js';
-import { policy, type Inventory, type JobRequest, type PolicyConfig } from '../placement/index.js';
+import { policy, type CarbonSeries, type Inventory, type JobRequest, type PolicyConfig } from '../placement/index.js';
 import { simulate, type SimJob, type SimResult } from '../placement/simulate.js';
 import { parseCsv, parseSwf, type Trace, type TraceJob } from './trace.js';
+import { alignSeries, parseCarbonCsv } from './carbon.js';
 
 const OFF = { quotas: false, qos: false, preemption: false, topology: false, oversubscription: false, deadlines: false, cost: false, thermal: false } as const;
 
@@ -35,6 +36,14 @@ export interface SimulateOptions {
   from: number;
   jobs: number;
   plot?: string;
+  /** A carbon-intensity CSV: energy and kg CO2 per policy, and the `*-carbon` policies. */
+  carbon?: string;
+  /** With --carbon: the longest a carbon-aware policy holds a job (s), and the walltime multiple. */
+  carbonMaxDelay?: number;
+  carbonSlack?: number;
+  /** Power of a node the inventory gives none for (W); DEFAULT_POWER otherwise. */
+  idleW?: number;
+  busyW?: number;
 }
 
 export function readTrace(file: string, format?: 'swf' | 'csv'): Trace {
@@ -75,9 +84,22 @@ export interface PolicyOutcome {
   busy: [number, number][];
 }
 
-export function runSimulation(trace: Trace, o: SimulateOptions): { outcomes: PolicyOutcome[]; jobs: SimJob[]; capacity: number; skipped: number } {
-  for (const p of o.policies) if (!SIM_POLICIES[p]) throw new InputError('simulate options', [{ path: '--policies', message: `unknown policy "${p}" (one of ${Object.keys(SIM_POLICIES).join(', ')})` }]);
-  const { inv, perNode, nodes } = machine(trace, o);
+/** A policy name with `-carbon` appended: the same policy holding jobs for cleaner hours (needs --carbon). */
+function policyFor(name: string, o: SimulateOptions, series: CarbonSeries | undefined): { label: string; pol: PolicyConfig } | undefined {
+  const plain = SIM_POLICIES[name];
+  if (plain || !name.endsWith('-carbon') || !series) return plain;
+  const inner = SIM_POLICIES[name.slice(0, -'-carbon'.length)];
+  if (!inner) return undefined;
+  const maxDelay = o.carbonMaxDelay ?? 12 * 3600;
+  const slack = o.carbonSlack ?? 0.25;
+  return { label: `${inner.label}, carbon-aware (≤ ${(maxDelay / 3600).toFixed(1)} h, slack ${slack})`, pol: { ...inner.pol, carbonAware: { series, maxDelay, slack, jobs: 'all' } } };
+}
+
+export function runSimulation(trace: Trace, o: SimulateOptions, carbonText?: string): { outcomes: PolicyOutcome[]; jobs: SimJob[]; capacity: number; skipped: number } {
+  const series = o.carbon !== undefined ? alignSeries(parseCarbonCsv(carbonText ?? readFileSync(o.carbon, 'utf8'), o.carbon)) : undefined;
+  for (const p of o.policies) if (!policyFor(p, o, series)) throw new InputError('simulate options', [{ path: '--policies', message: p.endsWith('-carbon') && !series ? `"${p}" needs --carbon FILE (a carbon-intensity series)` : `unknown policy "${p}" (one of ${Object.keys(SIM_POLICIES).join(', ')}; with --carbon, any of them + "-carbon")` }]);
+  const { inv: bare, perNode, nodes } = machine(trace, o);
+  const inv = withPower(bare, o);
   const window = trace.jobs.slice(o.from, o.from + o.jobs);
   if (!window.length) throw new InputError('simulate options', [{ path: '--from', message: `the trace has ${trace.jobs.length} job(s); none from ${o.from}` }]);
   const fits = window.filter((j) => Math.ceil(j.procs / perNode) <= nodes);
@@ -85,7 +107,8 @@ export function runSimulation(trace: Trace, o: SimulateOptions): { outcomes: Pol
   const capacity = nodes * perNode;
   const byId = new Map(jobs.map((j) => [j.req.id, j]));
   const outcomes = o.policies.map((name) => {
-    const res = simulate(inv, jobs, SIM_POLICIES[name].pol);
+    const chosen = policyFor(name, o, series)!;
+    const res = simulate(inv, jobs, chosen.pol, { energy: { carbon: series } });
     const waits = res.outcomes.map((x) => x.firstStart - x.submit).sort((a, b) => a - b);
     const ev: [number, number][] = [];
     for (const x of res.outcomes) {
@@ -95,20 +118,31 @@ export function runSimulation(trace: Trace, o: SimulateOptions): { outcomes: Pol
     ev.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
     let cur = 0;
     const busy: [number, number][] = ev.map(([t, d]) => [t, (cur += d)]);
-    return { name, label: SIM_POLICIES[name].label, res, waits, busy };
+    return { name, label: chosen.label, res, waits, busy };
   });
   return { outcomes, jobs, capacity, skipped: window.length - fits.length };
+}
+
+/** --idle-w / --busy-w fill in the nodes the inventory gives no power for. */
+function withPower(inv: Inventory, o: SimulateOptions): Inventory {
+  if (o.idleW === undefined && o.busyW === undefined) return inv;
+  const node = (n: Inventory['sites'][number]['clusters'][number]['partitions'][number]['nodes'][number]) => ({ ...n, idlePowerW: n.idlePowerW ?? o.idleW, powerW: n.powerW ?? o.busyW });
+  return { sites: inv.sites.map((s) => ({ ...s, clusters: s.clusters.map((c) => ({ ...c, partitions: c.partitions.map((p) => ({ ...p, nodes: p.nodes.map(node) })) })) })) };
 }
 
 const h = (s: number) => (s / 3600).toFixed(1);
 
 export function formatTable(outcomes: PolicyOutcome[]): string {
-  const rows = [['POLICY', 'JOBS', 'AVG BSLD', 'AVG WAIT (h)', 'P99 WAIT (h)', 'MAX WAIT (h)', 'UTIL', 'MAKESPAN (h)', 'vs FIRST (bsld)']];
+  const carbon = outcomes.some((o) => o.res.energy && o.res.energy.kgCO2 > 0);
+  const rows = [['POLICY', 'JOBS', 'AVG BSLD', 'AVG WAIT (h)', 'P99 WAIT (h)', 'MAX WAIT (h)', 'UTIL', 'MAKESPAN (h)', 'kWh', ...(carbon ? ['kg CO2', 'vs FIRST (kg CO2)'] : []), 'vs FIRST (bsld)']];
   const base = outcomes[0]?.res.avgBsld;
+  const baseKg = outcomes[0]?.res.energy?.kgCO2;
   for (const o of outcomes) {
     const w = o.waits;
     const mean = w.reduce((t, x) => t + x, 0) / Math.max(1, w.length);
-    rows.push([o.label, String(o.res.outcomes.length), o.res.avgBsld.toFixed(2), h(mean), h(w[Math.floor(0.99 * (w.length - 1))] ?? 0), h(w[w.length - 1] ?? 0), o.res.utilCpu.toFixed(3), h(o.res.makespan), base ? `×${(o.res.avgBsld / base).toFixed(2)}` : '-']);
+    const e = o.res.energy;
+    const kg = carbon ? [e ? e.kgCO2.toFixed(1) : '-', e && baseKg ? `×${(e.kgCO2 / baseKg).toFixed(3)}` : '-'] : [];
+    rows.push([o.label, String(o.res.outcomes.length), o.res.avgBsld.toFixed(2), h(mean), h(w[Math.floor(0.99 * (w.length - 1))] ?? 0), h(w[w.length - 1] ?? 0), o.res.utilCpu.toFixed(3), h(o.res.makespan), e ? e.kWh.toFixed(1) : '-', ...kg, base ? `×${(o.res.avgBsld / base).toFixed(2)}` : '-']);
   }
   const width = rows[0].map((_, k) => Math.max(...rows.map((r) => r[k].length)));
   return rows.map((r) => r.map((c, k) => (k === 0 ? c.padEnd(width[k]) : c.padStart(width[k]))).join('  ')).join('\n');
@@ -173,6 +207,12 @@ const int = (name: string) => (v: string) => {
   return n;
 };
 
+const num = (name: string) => (v: string) => {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n < 0) throw new InputError('simulate options', [{ path: name, message: `expected a number ≥ 0, got ${JSON.stringify(v)}` }]);
+  return n;
+};
+
 export function registerSimulateCommand(program: Command): void {
   program
     .command('simulate <trace>')
@@ -185,15 +225,21 @@ export function registerSimulateCommand(program: Command): void {
     .option('--from <k>', 'first job (index in the trace)', int('--from'), 0)
     .option('--jobs <n>', 'how many consecutive jobs to replay', int('--jobs'), 5000)
     .option('--plot <file.svg>', 'where to write the plot', 'simulate.svg')
+    .option('--carbon <file.csv>', 'carbon intensity (timestamp,gCO2_per_kWh; ISO or epoch seconds), aligned to the first arrival and repeated: kg CO2 per policy, and "<policy>-carbon" policies')
+    .option('--carbon-max-delay <hours>', 'longest a -carbon policy holds a job (default 12)', num('--carbon-max-delay'))
+    .option('--carbon-slack <x>', "a -carbon policy holds a job at most x × its requested walltime too (default 0.25)", num('--carbon-slack'))
+    .option('--idle-w <watts>', 'idle power of nodes without idlePowerW (default: placement/energy.ts DEFAULT_POWER)', num('--idle-w'))
+    .option('--busy-w <watts>', 'full-load power of nodes without powerW', num('--busy-w'))
     .option('--json', 'machine-readable output')
     .action((file: string, o: Omit<SimulateOptions, 'policies'> & { policies: string; json?: boolean }) => {
       if (o.format && o.format !== 'swf' && o.format !== 'csv') throw new InputError('simulate options', [{ path: '--format', message: `expected swf or csv, got ${JSON.stringify(o.format)}` }]);
-      const opts: SimulateOptions = { ...o, policies: o.policies.split(',').map((p) => p.trim()).filter(Boolean) };
+      const { carbonMaxDelay, ...rest } = o;
+      const opts: SimulateOptions = { ...rest, policies: o.policies.split(',').map((p) => p.trim()).filter(Boolean), ...(carbonMaxDelay !== undefined && { carbonMaxDelay: carbonMaxDelay * 3600 }) };
       const trace = readTrace(file, opts.format);
       const { outcomes, capacity, skipped, jobs } = runSimulation(trace, opts);
       if (opts.plot) writeFileSync(opts.plot, plotSvg(outcomes, capacity, `${file}: ${jobs.length} jobs on ${capacity} processors`));
       if (o.json) {
-        console.log(JSON.stringify(outcomes.map((x) => ({ policy: x.name, jobs: x.res.outcomes.length, avgBsld: x.res.avgBsld, maxWait: x.waits[x.waits.length - 1] ?? 0, util: x.res.utilCpu, makespan: x.res.makespan })), null, 2));
+        console.log(JSON.stringify(outcomes.map((x) => ({ policy: x.name, jobs: x.res.outcomes.length, avgBsld: x.res.avgBsld, maxWait: x.waits[x.waits.length - 1] ?? 0, util: x.res.utilCpu, makespan: x.res.makespan, ...(x.res.energy && { kWh: x.res.energy.kWh, kgCO2: x.res.energy.kgCO2 }) })), null, 2));
         return;
       }
       console.log(`${file}: ${jobs.length} job(s) from #${opts.from} on ${capacity} processors${skipped ? ` (${skipped} larger than the machine left out)` : ''}`);

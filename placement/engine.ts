@@ -2,6 +2,7 @@
 // reject), each explained and priced. Pure and deterministic: no I/O, no clock (`now` is an input),
 // no randomness; the only state is the ClusterState it is given, which it updates for starts.
 import { duration, inTime } from './explain.js';
+import { carbonHold } from './energy.js';
 import { findFit, largestGroup, readsGpus, wantsOneDomain, wantsOneIsland, type Fit } from './fit.js';
 import { shareProblem } from './gpus.js';
 import { checkLimits, priceOf, queueOrder, urgent } from './policies.js';
@@ -92,6 +93,12 @@ export function schedule(s: ClusterState, queue: JobRequest[], now: number, pol:
     const bad = shareProblem(job.per);
     if (bad) {
       decisions.push({ kind: 'reject', jobId: job.id, reason: 'invalid', explanation: `cannot be placed as asked: ${bad}` });
+      continue;
+    }
+    const held = pol.carbonAware && carbonHold(pol.carbonAware, job, now);
+    if (held) {
+      // Held jobs take no reservation: EASY backfill goes on around them as if they had not arrived.
+      decisions.push({ kind: 'reserve', jobId: job.id, at: held.until, reason: 'carbon', price: 0, explanation: `held for a cleaner start ${inTime(held.until - now)}: mean carbon intensity over its walltime ${Math.round(held.thenG)} instead of ${Math.round(held.nowG)} gCO2/kWh now (carbon-aware, at most ${duration(pol.carbonAware!.maxDelay)} after submit)` });
       continue;
     }
     if (pol.deadlines && job.deadline !== undefined && now + job.walltime > job.deadline) {

@@ -7,3 +7,4 @@ export { demand, dominant, entitlement } from './policies.js';
 export { typicalWorkload } from './fragmentation.js';
 export { duration, explainDecision, inTime, type ExplainOptions } from './explain.js';
 export { LiveCluster, buildState, decide, decideOn, type RunningJob, type ObserveResult } from './live.js';
+export { DEFAULT_POWER, EnergyMeter, carbonHold, intensityAt, intensityIntegral, nodePower, type EnergyReport } from './energy.js';

@@ -1,7 +1,8 @@
 // A discrete-event simulator that replays jobs through the placement engine (or a baseline expressed
 // as an engine policy). Scheduling passes run at every arrival and completion, as in RLScheduler's
 // HPCSim; preempted jobs re-queue with their remaining work (checkpointable) or from scratch.
-import { ClusterState, schedule, type Decision, type Inventory, type JobRequest, type PolicyConfig } from './index.js';
+import { ClusterState, schedule, type CarbonSeries, type Decision, type Inventory, type JobRequest, type PolicyConfig } from './index.js';
+import { EnergyMeter, type EnergyReport } from './energy.js';
 
 export interface SimJob {
   req: JobRequest;
@@ -40,6 +41,8 @@ export interface SimResult {
   decisions: number;
   /** Starts the engine marked oversubscribed. */
   oversubscribed: number;
+  /** With SimOptions.energy: the machine's energy and carbon over the makespan. */
+  energy?: EnergyReport;
 }
 
 export interface LbJob {
@@ -95,6 +98,8 @@ export function lbCapacity(s: ClusterState, pol: Pick<PolicyConfig, 'oversubscri
 export const lbJob = (j: SimJob): LbJob => ({ submit: j.req.submit, run: j.run, cpus: j.req.per.cpus * j.req.count, gpus: j.req.per.gpus * j.req.count });
 
 export interface SimOptions {
+  /** Account energy (node power from the inventory, DEFAULT_POWER where absent) and, with `carbon`, kg CO2. */
+  energy?: { carbon?: CarbonSeries };
   /** Extra scheduling ticks (s) while jobs wait, for policies whose priorities change with time (LAS). */
   tick?: number;
   tau?: number;
@@ -175,10 +180,13 @@ export function simulate(inv: Inventory, jobs: SimJob[], pol: PolicyConfig, opts
   let workGpu = 0;
   let nextTick = Infinity;
   let picked: { id: string; shadow: number } | undefined;
+  const meter = opts.energy ? new EnergyMeter(inv, opts.energy.carbon) : undefined;
+  // The earliest time a carbon-held job is to be reconsidered (the engine's 'carbon' reserve).
+  let nextWake = Infinity;
   while (next < arrivals.length || done.size || queue.size) {
     const tArr = next < arrivals.length ? arrivals[next].req.submit : Infinity;
     const tDone = done.size ? done.peek().t : Infinity;
-    const t = Math.min(tArr, tDone, queue.size ? nextTick : Infinity);
+    const t = Math.min(tArr, tDone, queue.size ? Math.min(nextTick, nextWake) : Infinity);
     if (t === Infinity) {
       // Nothing runs, nothing arrives, yet jobs wait: they can never start.
       for (const id of queue.keys()) rejected.push(id);
@@ -187,12 +195,14 @@ export function simulate(inv: Inventory, jobs: SimJob[], pol: PolicyConfig, opts
     }
     // What runs stays put between events: [now, t) is busy iff something runs.
     if (s.running.size) busy += t - now;
+    meter?.advance(now, t);
     now = t;
     while (done.size && done.peek().t <= now) {
       const e = done.pop();
       const js = st.get(e.id)!;
       if (e.v !== js.version) continue; // preempted since
       const a = s.release(e.id)!;
+      meter?.stop(e.id);
       const j = byId.get(e.id)!;
       outcomes.push({ id: e.id, submit: j.req.submit, firstStart: js.firstStart, end: now, run: j.run, preemptions: js.preemptions });
       void a;
@@ -214,7 +224,9 @@ export function simulate(inv: Inventory, jobs: SimJob[], pol: PolicyConfig, opts
     }
     const ds = opts.hpcsimLoop ? hpcsimPass(intoEmpty) : schedule(s, [...queue.values()], now, pol);
     decisions += ds.length;
+    nextWake = Infinity;
     for (const d of ds) {
+      if (d.kind === 'reserve' && d.reason === 'carbon') nextWake = Math.min(nextWake, d.at);
       if (d.kind === 'start' || d.kind === 'preempt') {
         if (d.kind === 'start' && d.oversubscribed) oversubscribed++;
         if (d.kind === 'preempt')
@@ -228,12 +240,14 @@ export function simulate(inv: Inventory, jobs: SimJob[], pol: PolicyConfig, opts
             vs.remaining = vj.req.checkpointable ? Math.max(1, vs.remaining - ran) : vj.run;
             vs.version++;
             vs.preemptions++;
+            meter?.stop(vid);
             queue.set(vid, { ...vj.req, attained: vs.attained });
           }
         const js = st.get(d.jobId)!;
         const j = byId.get(d.jobId)!;
         if (js.firstStart >= 0 && opts.restartPenalty) js.remaining += opts.restartPenalty;
         js.start = now;
+        meter?.start(d.jobId, d.placement);
         if (js.firstStart < 0) js.firstStart = now;
         done.push({ t: now + js.remaining, id: d.jobId, v: js.version });
         workCpu += j.req.per.cpus * j.req.count * js.remaining;
@@ -256,7 +270,7 @@ export function simulate(inv: Inventory, jobs: SimJob[], pol: PolicyConfig, opts
     const gone = new Set<string>();
     const waiting = () => [...queue.values()].filter((q) => !s.running.has(q.id) && !gone.has(q.id));
     const strict = { ...pol, backfill: 'none' as const };
-    const reserveIn = (ds: Decision[]) => ds.find((d): d is Extract<Decision, { kind: 'reserve' }> => d.kind === 'reserve');
+    const reserveIn = (ds: Decision[]) => ds.find((d): d is Extract<Decision, { kind: 'reserve' }> => d.kind === 'reserve' && d.reason !== 'carbon');
     const run = (jobs: JobRequest[], p: PolicyConfig) => {
       const ds = schedule(s, jobs, now, p);
       for (const d of ds) if (d.kind === 'reject') gone.add(d.jobId);
@@ -320,5 +334,6 @@ export function simulate(inv: Inventory, jobs: SimJob[], pol: PolicyConfig, opts
     jctLowerBound,
     decisions,
     oversubscribed,
+    ...(meter && { energy: meter.report() }),
   };
 }

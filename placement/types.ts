@@ -23,7 +23,10 @@ export interface NodeSpec {
   rack?: string;
   /** Inlet temperature of the node's rack (°C); cooler racks win ties. */
   rackTempC?: number;
+  /** Full-load power (W); placement/energy.ts DEFAULT_POWER when absent. */
   powerW?: number;
+  /** Power when up and idle (W); placement/energy.ts DEFAULT_POWER when absent. */
+  idlePowerW?: number;
   price?: NodePrice;
   /** Not schedulable (drained, down). */
   down?: boolean;
@@ -132,7 +135,7 @@ interface DecisionBase {
 export type Decision =
   | (DecisionBase & { kind: 'start'; placement: Placement; price: number; backfilled?: boolean; oversubscribed?: boolean; borrowed?: boolean })
   | (DecisionBase & { kind: 'preempt'; placement: Placement; victims: string[]; price: number })
-  | (DecisionBase & { kind: 'reserve'; at: number; placement?: Placement; price: number; reason: 'resources' | 'quota' | 'qos-burst' })
+  | (DecisionBase & { kind: 'reserve'; at: number; placement?: Placement; price: number; reason: 'resources' | 'quota' | 'qos-burst' | 'carbon' })
   | (DecisionBase & { kind: 'reject'; reason: string });
 
 export interface TenantSpec {
@@ -220,6 +223,38 @@ export interface PolicyConfig {
   packing?: Packing;
   /** The workload 'fgd' keeps room for; the caller derives it (e.g. typicalWorkload over a trace). */
   targetWorkload?: WorkloadShape[];
+  /** Carbon-aware holding of flexible jobs; off when absent. */
+  carbonAware?: CarbonAware;
+}
+
+/**
+ * A carbon-intensity time series: g[k] gCO2/kWh holds on [t[k], t[k+1]) (t ascending, seconds on the
+ * engine's clock); the first value before t[0], the last after the end — or, with `period` (s), the
+ * series repeats every period from t[0].
+ */
+export interface CarbonSeries {
+  t: number[];
+  g: number[];
+  period?: number;
+}
+
+/** The carbon-aware option (placement/energy.ts carbonHold): hold flexible jobs for a cleaner start. */
+export interface CarbonAware {
+  /** The forecast the rule trusts. */
+  series: CarbonSeries;
+  /** No job is held past submit + maxDelay (s). */
+  maxDelay: number;
+  /**
+   * Hold a job at most this many times its requested walltime as well (bounded slowdown grows by
+   * delay / run, so a short job held hours costs most): e.g. 1 lets a 2 h request wait up to 2 h.
+   */
+  slack?: number;
+  /** Hold only when a later start lowers the mean intensity over the job's walltime by this share (default 0.1). */
+  minGain?: number;
+  /** Never hold while the intensity now is at or below this (gCO2/kWh). */
+  threshold?: number;
+  /** Which jobs may be held: those marked delayTolerant (default) or all; deadline-bound jobs never. */
+  jobs?: 'delay-tolerant' | 'all';
 }
 
 export interface QosRule {
