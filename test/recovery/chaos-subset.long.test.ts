@@ -1,6 +1,6 @@
 // The chaos matrix's smaller subset inside the normal tests: `npm run chaos -- a,d,e,f` with one worker
 // kill, on its own real Temporal server and two real Slurm sites (the full matrix: `npm run chaos`).
-// Rows (b) and (c) run in failover.test.ts with finer assertions.
+// Rows (b) and (c) run in failover.long.test.ts with finer assertions.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 

@@ -1,5 +1,5 @@
 // The failover path of hybridPipeline on the real dev server with scripted recovery activities: what
-// the workflow decides on each kind of trouble (the real-site versions are in failover.test.ts).
+// the workflow decides on each kind of trouble (the real-site versions are in failover.long.test.ts).
 import { WorkflowFailedError } from '@temporalio/client';
 import { fakeActivities, type FakeScript } from '../fake-activities.js';
 import { spec, startWorker, temporalClient, uniqueQueue } from '../helpers.js';
