@@ -10,25 +10,15 @@ import type { ObservedState } from '../activities/observed-states.js';
 import { Runs } from '../sdk/runs.js';
 import { startUiServer } from '../ui/server.js';
 import { jobNameOf, spec, startWorker, tempDir, uniqueQueue, waitFor } from './helpers.js';
-import { startTwoSites, type TestSite } from './recovery/sites.js';
+import { useTwoSites, type TestSite } from './recovery/sites.js';
 import { ARTIFACTS, CHROMIUM, chromium } from './chromium.js';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 let zurich: TestSite;
 let lugano: TestSite;
-let oldUmask: number;
-
-beforeAll(async () => {
-  oldUmask = process.umask(0); // jobs run as the clusters' unprivileged user (see test/slurm/pipeline.test.ts)
-  [zurich, lugano] = await startTwoSites();
-}, 120_000);
-
-afterAll(async () => {
-  process.umask(oldUmask);
-  await lugano?.gateway?.close();
-  await Promise.all([zurich?.cluster.down(), lugano?.cluster.down()]);
-});
+// zurich through slurmrestd, lugano through the FirecREST gateway (checksums verify the restored copy).
+useTwoSites((z, l) => ([zurich, lugano] = [z, l]));
 
 const stepOf = (site: TestSite, job: string): number => {
   try {

@@ -11,23 +11,12 @@ import { LocalServingBackend } from '../../backends/local-serving.js';
 import { listCheckpoints } from '../../backends/checkpoints.js';
 import type { PipelineTuning } from '../../contract/tuning.js';
 import { jobNameOf, spec, startWorker, tempDir, uniqueQueue, waitFor } from '../helpers.js';
-import { startTwoSites, type TestSite } from './sites.js';
+import { useTwoSites, type TestSite } from './sites.js';
 
 let zurich: TestSite;
 let lugano: TestSite;
-let oldUmask: number;
-
-beforeAll(async () => {
-  oldUmask = process.umask(0); // jobs run as the clusters' unprivileged user (see test/slurm/pipeline.test.ts)
-  // zurich through slurmrestd, lugano through the FirecREST gateway (checksums verify the restored copy).
-  [zurich, lugano] = await startTwoSites();
-}, 120_000);
-
-afterAll(async () => {
-  process.umask(oldUmask);
-  await lugano?.gateway?.close();
-  await Promise.all([zurich?.cluster.down(), lugano?.cluster.down()]);
-});
+// zurich through slurmrestd, lugano through the FirecREST gateway (checksums verify the restored copy).
+useTwoSites((z, l) => ([zurich, lugano] = [z, l]));
 
 afterEach(() => {
   expect(lugano.gateway!.violations.splice(0)).toEqual([]);

@@ -101,3 +101,24 @@ export async function startTwoSites(): Promise<[TestSite, TestSite]> {
   }
   throw failed.reason;
 }
+
+/**
+ * The two-site bed for a whole suite: started before its tests (umask 0, since jobs run as the
+ * clusters' unprivileged user; see test/slurm/pipeline.test.ts), handed to `use`, stopped after them.
+ */
+export function useTwoSites(use: (zurich: TestSite, lugano: TestSite) => void): void {
+  let sites: [TestSite, TestSite] | undefined;
+  let oldUmask: number;
+  beforeAll(async () => {
+    oldUmask = process.umask(0);
+    sites = await startTwoSites();
+    use(...sites);
+  }, 120_000);
+  afterAll(async () => {
+    process.umask(oldUmask);
+    if (!sites) return;
+    const [zurich, lugano] = sites;
+    await lugano.gateway?.close();
+    await Promise.all([zurich.cluster.down(), lugano.cluster.down()]);
+  });
+}
