@@ -4,7 +4,7 @@
 // throw "Unknown encoding". Listings only need ids, status, times and search attributes, which the
 // server stores unencoded, so we page the raw visibility API and skip the memo.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import type { google } from '@temporalio/proto';
+import { optionalTsToDate } from '@temporalio/common/lib/time.js';
 import type { TypedSearchAttributes } from '@temporalio/common';
 import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes.js';
 
@@ -22,13 +22,6 @@ export interface ListedExecution {
 // temporal.api.enums.v1.WorkflowExecutionStatus, whose numbering is part of the wire protocol.
 const STATUS_NAMES = ['UNSPECIFIED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'TERMINATED', 'CONTINUED_AS_NEW', 'TIMED_OUT'];
 
-function tsToDate(ts: google.protobuf.ITimestamp | null | undefined): Date | undefined {
-  if (!ts) return undefined;
-  const s = ts.seconds;
-  const seconds = typeof s === 'number' ? s : (s?.toNumber() ?? 0);
-  return new Date(seconds * 1000 + Math.floor((ts.nanos ?? 0) / 1e6));
-}
-
 /** Executions matching a visibility query, newest first as the server orders them, without memos. */
 export async function* listExecutions(client: Client, query: string): AsyncGenerator<ListedExecution> {
   let nextPageToken: Uint8Array | undefined;
@@ -40,8 +33,8 @@ export async function* listExecutions(client: Client, query: string): AsyncGener
         runId: raw.execution?.runId ?? '',
         type: raw.type?.name ?? '',
         status: STATUS_NAMES[raw.status ?? 0] ?? 'UNKNOWN',
-        startTime: tsToDate(raw.startTime) ?? new Date(0),
-        closeTime: tsToDate(raw.closeTime),
+        startTime: optionalTsToDate(raw.startTime) ?? new Date(0),
+        closeTime: optionalTsToDate(raw.closeTime),
         typedSearchAttributes: decodeTypedSearchAttributes(raw.searchAttributes?.indexedFields),
       };
     }
@@ -68,8 +61,8 @@ export async function describeExecution(client: Client, workflowId: string, runI
     runId: raw?.execution?.runId ?? '',
     type: raw?.type?.name ?? '',
     status: STATUS_NAMES[raw?.status ?? 0] ?? 'UNKNOWN',
-    startTime: tsToDate(raw?.startTime) ?? new Date(0),
-    closeTime: tsToDate(raw?.closeTime),
+    startTime: optionalTsToDate(raw?.startTime) ?? new Date(0),
+    closeTime: optionalTsToDate(raw?.closeTime),
     typedSearchAttributes: decodeTypedSearchAttributes(raw?.searchAttributes?.indexedFields),
   };
 }
