@@ -323,6 +323,9 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       `--root-ca-file=${cert}`,
       '--use-service-account-credentials=false',
       '--controllers=*',
+      // Re-sync claims and volumes every 5 s rather than 15 s, so one missed watch event costs
+      // seconds, not a test's timeout.
+      '--pvclaimbinder-sync-period=5s',
     ]);
     start('kube-scheduler', [...common, `--secure-port=${schedPort}`]);
     const stagesFile = join(dir, 'kwok.yaml');
@@ -396,10 +399,14 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     const createClaim = async (name: string, ns = namespace) => {
       const storage = '10Gi';
       const accessModes = ['ReadOnlyMany', 'ReadWriteMany'];
-      await admin.core.createPersistentVolume({ body: { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: `${ns}-${name}` }, spec: { capacity: { storage }, accessModes, storageClassName: '', persistentVolumeReclaimPolicy: 'Retain', hostPath: { path: `/srv/${ns}/${name}` }, claimRef: { namespace: ns, name } } } });
-      await admin.core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name }, spec: { accessModes: ['ReadOnlyMany'], storageClassName: '', volumeName: `${ns}-${name}`, resources: { requests: { storage } } } } });
-      // The PersistentVolume controller (kube-controller-manager) binds the pair.
-      await waitUntil(`claim ${ns}/${name} Bound`, 'kube-controller-manager', async () => (await admin.core.readNamespacedPersistentVolumeClaim({ name, namespace: ns })).status?.phase === 'Bound');
+      // The pair is created already bound both ways (the claim's volumeName and bind-completed
+      // annotation, the volume's claimRef with the claim's uid), so the PersistentVolume controller
+      // only has to write the two phases. Left to bind a pre-bound-by-name pair itself, it once took
+      // longer than 30 s on a loaded CI machine (a missed event waits for its resync).
+      const claim = await admin.core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } }, spec: { accessModes: ['ReadOnlyMany'], storageClassName: '', volumeName: `${ns}-${name}`, resources: { requests: { storage } } } } });
+      await admin.core.createPersistentVolume({ body: { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: `${ns}-${name}` }, spec: { capacity: { storage }, accessModes, storageClassName: '', persistentVolumeReclaimPolicy: 'Retain', hostPath: { path: `/srv/${ns}/${name}` }, claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: ns, name, uid: claim.metadata?.uid } } } });
+      // The scheduler admits pods on a claim only once the controller has marked it Bound.
+      await waitUntil(`claim ${ns}/${name} Bound`, 'kube-controller-manager', async () => (await admin.core.readNamespacedPersistentVolumeClaim({ name, namespace: ns })).status?.phase === 'Bound', 120_000);
     };
 
     await createNamespace(namespace);

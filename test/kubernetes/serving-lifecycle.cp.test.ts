@@ -27,9 +27,7 @@ beforeAll(async () => {
   clients = cp.clients();
   // The shared filesystem the worker writes checkpoints to, as a claim the pods mount read-only: a
   // statically bound PersistentVolume (nothing mounts it: kwok runs no containers).
-  await clients.core.createPersistentVolume({ body: { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'tandem-home' }, spec: { capacity: { storage: '10Gi' }, accessModes: ['ReadOnlyMany'], storageClassName: '', hostPath: { path: '/srv/tandem' }, claimRef: { namespace: NS, name: 'tandem-home' } } } });
-  await clients.core.createNamespacedPersistentVolumeClaim({ namespace: NS, body: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'tandem-home' }, spec: { accessModes: ['ReadOnlyMany'], storageClassName: '', volumeName: 'tandem-home', resources: { requests: { storage: '10Gi' } } } } });
-  await waitFor('the claim to bind', async () => (await clients.core.readNamespacedPersistentVolumeClaim({ name: 'tandem-home', namespace: NS })).status?.phase === 'Bound' || undefined, 30_000, 100);
+  await cp.createClaim('tandem-home', NS);
   lb = await startLoadBalancer(cp);
   Object.assign(process.env, { KUBECONFIG: cp.kubeconfigPath, TANDEM_K8S_SERVICE_TYPE: 'LoadBalancer', TANDEM_K8S_NAMESPACE: cp.namespace });
   try {
