@@ -124,7 +124,7 @@ describe('fragmentation-aware packing (FGD)', () => {
     const fgd = setup();
     const d = schedule(fgd, [share('t', 500)], 0, policy({ ...off, order: 'fcfs', packing: 'fgd', targetWorkload: wholeGpus }));
     expect(placed(d[0])).toEqual([{ node: 'b', gpuIndex: [0] }]);
-    expect(d[0].explanation).toMatch(/FGD packing: expected GPU fragmentation -500 thousandths, the least growth of 2 candidate node/);
+    expect(d[0].explanation).toMatch(/FGD packing: expected GPU fragmentation -500 thousandths \(score 62\/100\), the best of 2 candidate node/);
     expect(fgd.gpu.whole[0]).toBe(1);
     // Best fit leaves the least behind: node a (0.5 of 1 GPU) over node b (0.7 of 2).
     const bf = setup();
