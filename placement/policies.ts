@@ -223,16 +223,34 @@ export const SCORE_TAU = 10;
  * 1 / max(walltime, τ) as its weight, the ratio that orders an optimal single-machine schedule is
  * size × walltime × max(walltime, τ). Unlike shortest-request-first, it counts width (a wide job
  * takes the machine from many others), and unlike smallest-area-first it counts that a short job's
- * slowdown grows fastest. Requested times only. It carries no age term: on the traces of table (a),
- * dividing the key by a power of the response ratio left max wait where plain SJF + EASY has it and
- * raised bsld, and promoting the oldest job past a multiple of the drain time or of the longest
- * request (with a reservation of its own) brought max wait near FCFS + EASY's only at 2–5× SJF's
- * bsld on the saturated Lublin windows. Max wait is printed beside bsld for that reason.
+ * slowdown grows fastest. Requested times only. The order ages it (ageKey, PolicyConfig.starvation).
  */
 export function scoreKey(job: JobRequest, total: Usage): number {
   const r = Math.max(job.walltime, SCORE_TAU);
   // A job that asks for nothing measurable still orders by its walltime.
   return Math.max(dominant(demand(job), total), 1e-12) * r * r;
+}
+
+/**
+ * The 'score' order's aged key, smaller first: ln(scoreKey × shareWeight) − wait / starvation, i.e.
+ * the key divided by e for every `starvation` seconds waited (PolicyConfig.starvation; 0: no aging,
+ * the plain key's order). Two waiting jobs' waits differ by their submit times' difference, which
+ * does not change as both wait, so the order between them never flips as time passes: it is the
+ * static key ln(key) + submit / starvation, and a reservation's holder only changes when a job
+ * arrives or leaves. On the traces of table (a) (bench/placement/swf.ts) the alternatives did worse:
+ * promoting the oldest job to the head once its wait passed a bound (k × its own request, k × the
+ * drain time, k × the longest request, k × the running jobs' mean wait, or a fixed 100–400 h) either
+ * moved max wait less or, past a cliff, raised bsld 4–19× on the saturated Lublin windows, where every
+ * big job is past the bound and the order turns FCFS; aging at a rate tied to the drain time or the
+ * longest request (which reorders waiting jobs as time passes), or only after a grace period, moved
+ * max wait less for more bsld; dividing by a power of the response ratio grows too slowly with wait
+ * to overcome keys that span ten orders of magnitude. Stronger aging cuts max wait further at a
+ * price in bsld: see PolicyConfig.starvation. With starvation 0 it returns the key itself, not its
+ * logarithm: near-equal keys then order exactly as before (the simulations are chaotic enough that
+ * one such tie broken the other way moved an HPC2N sample's bsld from 10 to 136).
+ */
+export function ageKey(key: number, wait: number, starvation: number): number {
+  return starvation > 0 ? Math.log(key) - wait / starvation : key;
 }
 
 /**
@@ -313,7 +331,7 @@ function baseCompare(s: ClusterState, pol: PolicyConfig, now: number, critical?:
       const memo = new Map<JobRequest, number>();
       const sk = (j: JobRequest) => {
         let v = memo.get(j);
-        if (v === undefined) memo.set(j, (v = scoreKey(j, total)));
+        if (v === undefined) memo.set(j, (v = ageKey(scoreKey(j, total), now - j.submit, pol.starvation)));
         return v;
       };
       const crit = (a: JobRequest, b: JobRequest) => (critical ? Number(critical.has(b)) - Number(critical.has(a)) || (critical.has(a) ? b.walltime - a.walltime : 0) : 0);
@@ -371,7 +389,7 @@ export function* queueOrder(s: ClusterState, pol: PolicyConfig, queue: JobReques
 
 /**
  * The 'score' order with fair share: each tenant's jobs in score order; the next job is the head with
- * the smallest scoreKey × shareWeight of its tenant, with what this pass has started counted (urgent
+ * the smallest ageKey of scoreKey × shareWeight of its tenant, with what this pass has started counted (urgent
  * and higher-priority work first, as everywhere). One tenant: exactly the score order.
  */
 function* scoreOrder(s: ClusterState, pol: PolicyConfig, sorted: JobRequest[], now: number, cmp: (a: JobRequest, b: JobRequest) => number, critical?: Set<JobRequest>): Generator<JobRequest> {
@@ -396,7 +414,7 @@ function* scoreOrder(s: ClusterState, pol: PolicyConfig, sorted: JobRequest[], n
       if (h.at >= h.list.length) continue;
       const j = h.list[h.at];
       // A critical job (makespan guard) is not held back by fair share either: it lengthens everyone's schedule.
-      const key: [number, number, number, number] = [Number(urgent(pol, j, now)), j.priority, Number(critical?.has(j) ?? false), -scoreKey(j, total) * shareWeight(dominant(s.usage(h.t), total), h.share)];
+      const key: [number, number, number, number] = [Number(urgent(pol, j, now)), j.priority, Number(critical?.has(j) ?? false), -ageKey(scoreKey(j, total) * shareWeight(dominant(s.usage(h.t), total), h.share), now - j.submit, pol.starvation)];
       const c = key[0] - bestKey[0] || key[1] - bestKey[1] || key[2] - bestKey[2] || key[3] - bestKey[3];
       if (c > 0 || (c === 0 && best && cmp(j, best.list[best.at]) < 0)) {
         best = h;

@@ -83,7 +83,8 @@ export const SWF_ROWS: SwfRow[] = [
   { name: 'SAF + EASY (engine)', pol: policy({ ...off, order: 'saf', backfill: 'easy' }) },
   { name: 'F1 + EASY (engine)', pol: policy({ ...off, order: 'f1', backfill: 'easy' }) },
   { name: 'Tandem before (per-user DRF + EASY)', pol: policy({ ...off, order: 'fairshare', fairShare: true, backfill: 'easy' }) },
-  { name: "Tandem default (Smith's rule size × walltime² × fair share + EASY)", pol: tandemDefault('easy'), candidate: true },
+  { name: 'Tandem default without its starvation bound (starvation 0)', pol: policy({ ...off, order: 'score', fairShare: true, backfill: 'easy', starvation: 0 }) },
+  { name: "Tandem default (Smith's rule size × walltime² × fair share, aged by wait, + EASY)", pol: tandemDefault('easy'), candidate: true },
   { name: 'Tandem default, conservative backfill', pol: tandemDefault('conservative') },
 ];
 

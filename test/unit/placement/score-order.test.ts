@@ -1,7 +1,7 @@
 // The default 'score' queue order (Smith's rule for bounded slowdown on requested times, weighted by
 // fair share) and the F1 / SAF baselines, on small cases whose order is known.
-import { ClusterState, policy, schedule, type JobRequest } from '../../../placement/index.js';
-import { f1Key, queueOrder, scoreKey, shareWeight } from '../../../placement/policies.js';
+import { ClusterState, DEFAULT_POLICY, policy, schedule, type JobRequest } from '../../../placement/index.js';
+import { ageKey, f1Key, queueOrder, scoreKey, shareWeight } from '../../../placement/policies.js';
 import { cpuNode, inventory, job } from '../../placement/fixtures.js';
 
 const off = { quotas: false, fairShare: false, qos: false, preemption: false, oversubscription: false, deadlines: false, cost: false, thermal: false } as const;
@@ -51,6 +51,63 @@ describe("'score': requested size × walltime², smallest first", () => {
   test('urgent and higher-priority work still goes first', () => {
     const s = cluster();
     expect(order(s, [cpu('small', 1, 10), cpu('vip', 16, 10_000, { priority: 200 })])).toEqual(['vip', 'small']);
+  });
+});
+
+describe("'score' starvation bound: the key is divided by e per PolicyConfig.starvation of waiting", () => {
+  // A full-machine 10 h job (key 1 × 36,000² = 1.296e9) submitted at 0 against a 12-CPU 1,000 s job
+  // (key 12/16 × 1,000² = 7.5e5) that has just arrived: the wide job goes first once its lead in wait,
+  // its own wait here, passes ln(1.296e9 / 7.5e5) = ln 1,728 times the default starvation (60 h: ~447 h).
+  const T = DEFAULT_POLICY.starvation;
+  const cross = Math.log(1728) * T;
+  const wide = () => cpu('wide', 16, 36_000, { submit: 0 });
+  const mid = (now: number) => cpu('mid', 12, 1000, { submit: now });
+
+  test('the default bounds starvation: 60 h', () => {
+    expect(T).toBe(60 * 3600);
+    expect(ageKey(Math.E, T, T)).toBeCloseTo(0);
+    // Off: the plain key, so the order is exactly Smith's rule's.
+    expect(ageKey(10, 1e9, 0)).toBe(10);
+  });
+
+  test('a long wide job goes ahead of a newly arrived smaller one after the bound, not before', () => {
+    const s = cluster();
+    const pol = policy({ ...off, order: 'score' });
+    for (const now of [0, cross / 2, cross - 3600]) expect(order(s, [wide(), mid(now)], pol, now)).toEqual(['mid', 'wide']);
+    for (const now of [cross + 3600, 2 * cross]) expect(order(s, [wide(), mid(now)], pol, now)).toEqual(['wide', 'mid']);
+    // Without aging Smith's rule keeps it last however long it waits.
+    expect(order(s, [wide(), mid(2 * cross)], policy({ ...off, order: 'score', starvation: 0 }), 2 * cross)).toEqual(['mid', 'wide']);
+  });
+
+  test('after the bound, EASY gives the starving job the reservation', () => {
+    const reserved = (now: number, starvation = T) => {
+      const s = cluster();
+      const pol = policy({ ...off, order: 'score', backfill: 'easy', starvation });
+      // Half the machine is busy until now + 5,000 s: neither job fits; EASY reserves for the first.
+      schedule(s, [cpu('run', 8, 5000, { submit: now })], now, pol);
+      return schedule(s, [wide(), mid(now)], now, pol)
+        .filter((d) => d.kind === 'reserve')
+        .map((d) => d.jobId);
+    };
+    expect(reserved(cross - 3600)).toEqual(['mid']);
+    expect(reserved(cross + 3600)).toEqual(['wide']);
+    expect(reserved(cross + 3600, 0)).toEqual(['mid']);
+  });
+
+  test('with fair share between tenants, too', () => {
+    const s = cluster();
+    const pol = policy({ ...off, order: 'score', fairShare: true, tenants: [{ name: 'a' }, { name: 'b' }] });
+    const q = (now: number) => [cpu('wide', 16, 36_000, { submit: 0, tenant: 'a' }), cpu('mid', 12, 1000, { submit: now, tenant: 'b' })];
+    expect(order(s, q(cross - 3600), pol, cross - 3600)).toEqual(['mid', 'wide']);
+    expect(order(s, q(cross + 3600), pol, cross + 3600)).toEqual(['wide', 'mid']);
+  });
+
+  test('two waiting jobs never swap as time passes: only arrivals reorder the queue', () => {
+    const s = cluster();
+    const pol = policy({ ...off, order: 'score' });
+    const q = [cpu('wide', 16, 36_000, { submit: 0 }), cpu('mid', 12, 1000, { submit: 100_000 }), cpu('small', 1, 100, { submit: 400_000 })];
+    const first = order(s, q, pol, 400_000);
+    for (const now of [500_000, 2e6, 1e7]) expect(order(s, q, pol, now)).toEqual(first);
   });
 });
 
