@@ -104,7 +104,7 @@ export async function startTwoSites(): Promise<[TestSite, TestSite]> {
 
 /**
  * The two-site bed for a whole suite: started before its tests (umask 0, since jobs run as the
- * clusters' unprivileged user; see test/slurm/pipeline.test.ts), handed to `use`, stopped after them.
+ * clusters' unprivileged user; see test/slurm/pipeline.long.test.ts), handed to `use`, stopped after them.
  */
 export function useTwoSites(use: (zurich: TestSite, lugano: TestSite) => void): void {
   let sites: [TestSite, TestSite] | undefined;

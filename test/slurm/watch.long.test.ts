@@ -24,7 +24,7 @@ let site: TestSite;
 let oldUmask: number;
 
 beforeAll(async () => {
-  oldUmask = process.umask(0); // jobs run as the cluster's unprivileged user (see test/slurm/pipeline.test.ts)
+  oldUmask = process.umask(0); // jobs run as the cluster's unprivileged user (see test/slurm/pipeline.long.test.ts)
   site = await startSite(SITE);
 }, 120_000);
 
