@@ -9,7 +9,7 @@ import { policy, type Inventory, type JobRequest, type PolicyConfig } from '../.
 import { simulate, type SimJob } from './sim.js';
 import { GymNpRandom } from './numpy-rng.js';
 import { loadSwf, type SwfJob } from './traces.js';
-import { ALL_OFF as off, fmt, hours } from './table.js';
+import { ALL_OFF as off, fmt, hours, tandemDefault } from './table.js';
 
 export const SAMPLE = 1024;
 export const SAMPLES = 10;
@@ -95,8 +95,8 @@ export const HPC2N_ROWS: Row[] = [
   { name: 'Tandem (per-user DRF + EASY)', pol: tandem('easy') },
   { name: 'Tandem (per-user DRF + conservative)', pol: tandem('conservative') },
   { name: 'F1 + EASY (engine)', pol: policy({ ...off, order: 'f1', backfill: 'easy' }) },
-  { name: 'Tandem default without its starvation bound (starvation 0)', pol: policy({ ...off, order: 'score', fairShare: true, backfill: 'easy', starvation: 0 }) },
-  { name: "Tandem default (Smith's rule size × walltime² × fair share, aged by wait, + EASY)", pol: policy({ ...off, order: 'score', fairShare: true, backfill: 'easy' }) },
+  { name: 'Tandem default without its starvation bound (starvation 0)', pol: tandemDefault('easy', { starvation: 0 }) },
+  { name: "Tandem default (Smith's rule size × walltime² × fair share, aged by wait, + EASY)", pol: tandemDefault('easy') },
 ];
 
 

@@ -7,7 +7,7 @@ import { basename } from 'node:path';
 import { policy, type Inventory, type JobRequest, type PolicyConfig } from '../../placement/index.js';
 import { GymNpRandom } from './numpy-rng.js';
 import { simulate, type SimJob } from './sim.js';
-import { ALL_OFF as off, fmt, hours } from './table.js';
+import { ALL_OFF as off, fmt, hours, tandemDefault } from './table.js';
 import type { SwfJob } from './traces.js';
 import { isHpcsimPolicy } from './hpc2n.js';
 
@@ -71,8 +71,6 @@ export interface SwfRow {
   baseline?: boolean;
 }
 
-const tandemDefault = (backfill: PolicyConfig['backfill']) => policy({ ...off, order: 'score', fairShare: true, backfill });
-
 export const SWF_ROWS: SwfRow[] = [
   { name: 'FCFS', pol: policy({ ...off, order: 'fcfs', backfill: 'none' }) },
   { name: 'SJF', pol: policy({ ...off, order: 'sjf', backfill: 'none' }) },
@@ -83,7 +81,7 @@ export const SWF_ROWS: SwfRow[] = [
   { name: 'SAF + EASY (engine)', pol: policy({ ...off, order: 'saf', backfill: 'easy' }) },
   { name: 'F1 + EASY (engine)', pol: policy({ ...off, order: 'f1', backfill: 'easy' }) },
   { name: 'Tandem before (per-user DRF + EASY)', pol: policy({ ...off, order: 'fairshare', fairShare: true, backfill: 'easy' }) },
-  { name: 'Tandem default without its starvation bound (starvation 0)', pol: policy({ ...off, order: 'score', fairShare: true, backfill: 'easy', starvation: 0 }) },
+  { name: 'Tandem default without its starvation bound (starvation 0)', pol: tandemDefault('easy', { starvation: 0 }) },
   { name: "Tandem default (Smith's rule size × walltime² × fair share, aged by wait, + EASY)", pol: tandemDefault('easy'), candidate: true },
   { name: 'Tandem default, conservative backfill', pol: tandemDefault('conservative') },
 ];
