@@ -25,6 +25,8 @@ export const SIM_POLICIES: Record<string, { label: string; pol: PolicyConfig }> 
   'drf-easy': { label: 'per-user DRF + EASY', pol: policy({ ...OFF, fairShare: true, order: 'fairshare', backfill: 'easy' }) },
   default: { label: "Tandem's default (fair share × score + EASY)", pol: policy({ ...OFF, fairShare: true, order: 'score', backfill: 'easy' }) },
   'default-conservative': { label: "Tandem's default, conservative backfill", pol: policy({ ...OFF, fairShare: true, order: 'score', backfill: 'conservative' }) },
+  // The opt-in starvation bound (PolicyConfig.starvation): what a site gives up in bsld for a shorter max wait.
+  'default-aged': { label: "Tandem's default with the starvation bound (60 h)", pol: policy({ ...OFF, fairShare: true, order: 'score', backfill: 'easy', starvation: 60 * 3600 }) },
 };
 
 export interface SimulateOptions {
@@ -243,6 +245,8 @@ export function registerSimulateCommand(program: Command): void {
         return;
       }
       console.log(`${file}: ${jobs.length} job(s) from #${opts.from} on ${capacity} processors${skipped ? ` (${skipped} larger than the machine left out)` : ''}`);
+      if (trace.unsized) console.log(`note: ${trace.unsized} record(s) of the trace name no processor count (cancelled before they started) and are left out`);
+      if (trace.noRequest) console.log(`note: ${trace.noRequest} job(s) of the trace have no requested time; their run time stands in for it, so policies see exact estimates for them`);
       console.log(formatTable(outcomes));
       if (opts.plot) console.log(`plot: ${opts.plot} (utilisation over time, wait-time distribution)`);
     });

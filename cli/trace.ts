@@ -17,16 +17,25 @@ export interface Trace {
   /** The header's MaxProcs (MaxNodes when it has none) and MaxNodes; 0 when absent. */
   maxProcs: number;
   maxNodes: number;
+  /** Records left out because they name no processor count (jobs cancelled before they started). */
+  unsized?: number;
+  /** Jobs whose requested time was unknown (-1), so their run time stands in for it: an oracle estimate. */
+  noRequest?: number;
 }
 
 /**
  * SWF as RLScheduler reads it: processors = max(allocated, requested); requested time -1 → run time;
- * jobs with run time ≤ 0 dropped (a -1 run time becomes 10 s first, as their loader does).
+ * jobs with run time ≤ 0 dropped (a -1 run time becomes 10 s first, as their loader does). Unlike
+ * their loader, a record with no processor count (-1 in both fields: a job cancelled before it
+ * started, as in LLNL-Thunder's log) is dropped too and counted in `unsized`: HPCSim gives it zero
+ * nodes, and the engine would reject it as an unplaceable request.
  */
 export function parseSwf(text: string): Trace {
   let maxProcs = 0;
   let maxNodes = 0;
   const jobs: TraceJob[] = [];
+  let unsized = 0;
+  let noRequest = 0;
   for (const line of text.split('\n')) {
     if (line.startsWith(';')) {
       const m = /^;\s*MaxProcs:\s*(\d+)/.exec(line);
@@ -41,13 +50,20 @@ export function parseSwf(text: string): Trace {
     if (run < 0) run = 10;
     if (run <= 0) continue;
     const procs = Math.max(Number(f[4]), Number(f[7]));
+    if (!(procs > 0)) {
+      unsized++;
+      continue;
+    }
     let reqTime = Number(f[8]);
-    if (reqTime === -1) reqTime = run;
+    if (reqTime === -1) {
+      reqTime = run;
+      noRequest++;
+    }
     jobs.push({ id: Number(f[0]), submit: Number(f[1]), run, procs, reqTime, user: Number(f[11]) });
   }
   jobs.sort((a, b) => a.id - b.id);
   if (maxProcs === 0) maxProcs = maxNodes;
-  return { jobs, maxProcs, maxNodes };
+  return { jobs, maxProcs, maxNodes, unsized, noRequest };
 }
 
 const CSV_COLUMNS = ['submit', 'run', 'procs'] as const;

@@ -223,7 +223,7 @@ export const SCORE_TAU = 10;
  * 1 / max(walltime, τ) as its weight, the ratio that orders an optimal single-machine schedule is
  * size × walltime × max(walltime, τ). Unlike shortest-request-first, it counts width (a wide job
  * takes the machine from many others), and unlike smallest-area-first it counts that a short job's
- * slowdown grows fastest. Requested times only. The order ages it (ageKey, PolicyConfig.starvation).
+ * slowdown grows fastest. Requested times only. PolicyConfig.starvation, when set, ages it (ageKey).
  */
 export function scoreKey(job: JobRequest, total: Usage): number {
   const r = Math.max(job.walltime, SCORE_TAU);
@@ -245,9 +245,12 @@ export function scoreKey(job: JobRequest, total: Usage): number {
  * longest request (which reorders waiting jobs as time passes), or only after a grace period, moved
  * max wait less for more bsld; dividing by a power of the response ratio grows too slowly with wait
  * to overcome keys that span ten orders of magnitude. Stronger aging cuts max wait further at a
- * price in bsld: see PolicyConfig.starvation. With starvation 0 it returns the key itself, not its
- * logarithm: near-equal keys then order exactly as before (the simulations are chaotic enough that
- * one such tie broken the other way moved an HPC2N sample's bsld from 10 to 136).
+ * price in bsld, and on fresh traces even the 60 h setting cost more than it bought, so it is off by
+ * default (see PolicyConfig.starvation). With starvation 0 it returns the key itself, not its
+ * logarithm: near-equal keys then order exactly as before. The simulations are chaotic enough that
+ * this matters: with the logarithm (near-equal keys tie and go to the earlier submit), HPC2N's
+ * sample 7 goes from bsld 8.7 to 135.8 at any starvation from 150 h up, through one tie broken the
+ * other way and a burst of 1 s jobs asking for 4 h that waits behind it.
  */
 export function ageKey(key: number, wait: number, starvation: number): number {
   return starvation > 0 ? Math.log(key) - wait / starvation : key;

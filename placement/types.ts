@@ -220,17 +220,18 @@ export interface PolicyConfig {
    */
   makespanGuard: boolean;
   /**
-   * The 'score' order's starvation bound, in seconds: a waiting job's key is divided by e for every
-   * this long it has waited (policies.ts ageKey), so the widest, longest jobs, which Smith's rule
-   * alone leaves for the end of a busy spell, overtake younger ones: one with 10× the key of a
-   * newcomer goes first after ln 10 × this of waiting. 0 turns aging off. Default 60 h, the
-   * strongest of those swept (2, 5, 10, 15, 20, 40, 50, 60, 70, 72, 80, 120 h) that keeps table
-   * (a)'s bsld below the engine's SJF + EASY and FCFS + EASY and the published F1/RL figure on every
-   * trace where Smith's rule alone does (lublin-aaroh misses by 0.05 either way); it cuts max wait
-   * 0–24% (HPC2N unchanged; generated Lublin windows 433–595 h → 388–462 h), still 0.9–5.2× FCFS +
-   * EASY's. The margin is thin on Lublin-2 (70.88 against SJF + EASY's 74.29; 50 h and 80 h miss).
-   * 5 h brings max wait within 1.4× FCFS + EASY's on every trace, at 2.7× the bsld on Lublin-1 and
-   * 6.5× on the generated exact-estimate windows, above SJF + EASY's there.
+   * The 'score' order's optional starvation bound, in seconds: a waiting job's key is divided by e
+   * for every this long it has waited (policies.ts ageKey), so the widest, longest jobs, which
+   * Smith's rule alone leaves for the end of a busy spell, overtake younger ones: one with 10× the key
+   * of a newcomer goes first after ln 10 × this of waiting. Default 0: no aging, because on traces
+   * the bound was not tuned on it cost more than it bought. At 60 h (the strongest setting that kept
+   * bsld below SJF + EASY's on the tuning traces) it missed that goal on 6 of 20 fresh
+   * Lublin–Feitelson windows (64–1,024 processors, load 0.5–0.95, other seeds: mostly exact
+   * estimates at low load, bsld 1.1–2.9× the unaged order's), where the unaged order met it on all
+   * 20; on the real logs it cut max wait by a third at most (KTH-SP2 244 → 156 h, SDSC-Blue 129 →
+   * 107 h, HPC2N unchanged). Without it, max wait is 1.0–1.7× SJF + EASY's (table (a) prints it
+   * beside bsld). Sites that value a bounded wait over mean slowdown set it: 60 h, or 5 h, which
+   * brings max wait within 1.4× FCFS + EASY's on table (a)'s traces at 2.7× the bsld on Lublin-1.
    */
   starvation: number;
   /** Single-node packing rule; 'topology' when absent. */
@@ -312,7 +313,7 @@ export const DEFAULT_POLICY: PolicyConfig = {
   tenants: [],
   borrowing: true,
   makespanGuard: false,
-  starvation: 60 * 3600,
+  starvation: 0,
 };
 
 export function policy(overrides: Partial<PolicyConfig> = {}): PolicyConfig {

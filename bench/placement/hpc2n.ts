@@ -95,8 +95,8 @@ export const HPC2N_ROWS: Row[] = [
   { name: 'Tandem (per-user DRF + EASY)', pol: tandem('easy') },
   { name: 'Tandem (per-user DRF + conservative)', pol: tandem('conservative') },
   { name: 'F1 + EASY (engine)', pol: policy({ ...off, order: 'f1', backfill: 'easy' }) },
-  { name: 'Tandem default without its starvation bound (starvation 0)', pol: tandemDefault('easy', { starvation: 0 }) },
-  { name: "Tandem default (Smith's rule size × walltime² × fair share, aged by wait, + EASY)", pol: tandemDefault('easy') },
+  { name: 'Tandem default with the opt-in starvation bound (starvation 60 h)', pol: tandemDefault('easy', { starvation: 60 * 3600 }) },
+  { name: "Tandem default (Smith's rule size × walltime² × fair share + EASY)", pol: tandemDefault('easy') },
 ];
 
 

@@ -3,6 +3,7 @@
 // Alibaba GPU v2023 against best-fit packing. Every figure is computed here from the traces.
 import { printHpc2n } from './hpc2n.js';
 import { printMixed } from './mixed.js';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { TRACES } from './traces.js';
 import { printAlibaba } from './alibaba.js';
@@ -14,12 +15,32 @@ import { loadSwf } from './traces.js';
 
 const t0 = Date.now();
 
-// `npm run bench:placement -- --swf FILE`: table (a) for that trace alone.
-const swfAt = process.argv.indexOf('--swf');
-if (swfAt >= 0) {
-  const file = process.argv[swfAt + 1];
-  if (!file) throw new Error('--swf needs a file (SWF, gz or plain)');
-  printSwfFile(file, loadSwf);
+// `npm run bench:placement -- --swf FILE [--nodes N --per-node K]`: table (a) for that trace alone.
+const arg = (name: string) => {
+  const at = process.argv.indexOf(name);
+  return at >= 0 ? process.argv[at + 1] : undefined;
+};
+const count = (name: string) => {
+  const v = arg(name);
+  if (v === undefined) return undefined;
+  if (!/^[1-9]\d*$/.test(v)) fail(`${name} must be a positive whole number, not ${JSON.stringify(v)}`);
+  return Number(v);
+};
+function fail(message: string): never {
+  console.error(`bench:placement: ${message}`);
+  process.exit(2);
+}
+if (process.argv.includes('--swf')) {
+  const file = arg('--swf');
+  if (!file || file.startsWith('--')) fail('--swf needs a file (SWF, gz or plain)');
+  if (!existsSync(file)) fail(`--swf ${file}: no such file`);
+  const machine = { nodes: count('--nodes'), perNode: count('--per-node') };
+  if (machine.perNode && !machine.nodes) fail('--per-node needs --nodes');
+  try {
+    printSwfFile(file, loadSwf, machine);
+  } catch (e) {
+    fail((e as Error).message);
+  }
   console.log(`\nbench time ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   process.exit(0);
 }

@@ -4,7 +4,7 @@ import { gunzipSync } from 'node:zlib';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { mulberry32 } from '../../programs/rng.js';
-import { parseSwf, type TraceJob } from '../../cli/trace.js';
+import { parseSwf, type Trace, type TraceJob } from '../../cli/trace.js';
 
 export const TRACES = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'shared', 'data', 'traces');
 
@@ -16,7 +16,7 @@ export type SwfJob = TraceJob;
  * it. `maxNodes`/`maxProcs` are the header's MaxNodes/MaxProcs: HPCSim builds its cluster from them
  * (MaxNodes nodes of MaxProcs/MaxNodes processors; MaxProcs = MaxNodes when the header omits it).
  */
-export function loadSwf(file = join(TRACES, 'hpc', 'HPC2N-2002-2.2-cln.swf.gz')): { jobs: SwfJob[]; maxProcs: number; maxNodes: number } {
+export function loadSwf(file = join(TRACES, 'hpc', 'HPC2N-2002-2.2-cln.swf.gz')): Trace {
   const raw = readFileSync(file);
   return parseSwf((raw[0] === 0x1f && raw[1] === 0x8b ? gunzipSync(raw) : raw).toString('utf8'));
 }

@@ -57,14 +57,14 @@ describe("'score': requested size × walltime², smallest first", () => {
 describe("'score' starvation bound: the key is divided by e per PolicyConfig.starvation of waiting", () => {
   // A full-machine 10 h job (key 1 × 36,000² = 1.296e9) submitted at 0 against a 12-CPU 1,000 s job
   // (key 12/16 × 1,000² = 7.5e5) that has just arrived: the wide job goes first once its lead in wait,
-  // its own wait here, passes ln(1.296e9 / 7.5e5) = ln 1,728 times the default starvation (60 h: ~447 h).
-  const T = DEFAULT_POLICY.starvation;
+  // its own wait here, passes ln(1.296e9 / 7.5e5) = ln 1,728 times the starvation setting (60 h: ~447 h).
+  const T = 60 * 3600;
   const cross = Math.log(1728) * T;
   const wide = () => cpu('wide', 16, 36_000, { submit: 0 });
   const mid = (now: number) => cpu('mid', 12, 1000, { submit: now });
 
-  test('the default bounds starvation: 60 h', () => {
-    expect(T).toBe(60 * 3600);
+  test('off by default (plain Smith order); a setting divides the key by e per its length of waiting', () => {
+    expect(DEFAULT_POLICY.starvation).toBe(0);
     expect(ageKey(Math.E, T, T)).toBeCloseTo(0);
     // Off: the plain key, so the order is exactly Smith's rule's.
     expect(ageKey(10, 1e9, 0)).toBe(10);
@@ -72,7 +72,7 @@ describe("'score' starvation bound: the key is divided by e per PolicyConfig.sta
 
   test('a long wide job goes ahead of a newly arrived smaller one after the bound, not before', () => {
     const s = cluster();
-    const pol = policy({ ...off, order: 'score' });
+    const pol = policy({ ...off, order: 'score', starvation: T });
     for (const now of [0, cross / 2, cross - 3600]) expect(order(s, [wide(), mid(now)], pol, now)).toEqual(['mid', 'wide']);
     for (const now of [cross + 3600, 2 * cross]) expect(order(s, [wide(), mid(now)], pol, now)).toEqual(['wide', 'mid']);
     // Without aging Smith's rule keeps it last however long it waits.
@@ -96,7 +96,7 @@ describe("'score' starvation bound: the key is divided by e per PolicyConfig.sta
 
   test('with fair share between tenants, too', () => {
     const s = cluster();
-    const pol = policy({ ...off, order: 'score', fairShare: true, tenants: [{ name: 'a' }, { name: 'b' }] });
+    const pol = policy({ ...off, order: 'score', fairShare: true, starvation: T, tenants: [{ name: 'a' }, { name: 'b' }] });
     const q = (now: number) => [cpu('wide', 16, 36_000, { submit: 0, tenant: 'a' }), cpu('mid', 12, 1000, { submit: now, tenant: 'b' })];
     expect(order(s, q(cross - 3600), pol, cross - 3600)).toEqual(['mid', 'wide']);
     expect(order(s, q(cross + 3600), pol, cross + 3600)).toEqual(['wide', 'mid']);
@@ -104,7 +104,7 @@ describe("'score' starvation bound: the key is divided by e per PolicyConfig.sta
 
   test('two waiting jobs never swap as time passes: only arrivals reorder the queue', () => {
     const s = cluster();
-    const pol = policy({ ...off, order: 'score' });
+    const pol = policy({ ...off, order: 'score', starvation: T });
     const q = [cpu('wide', 16, 36_000, { submit: 0 }), cpu('mid', 12, 1000, { submit: 100_000 }), cpu('small', 1, 100, { submit: 400_000 })];
     const first = order(s, q, pol, 400_000);
     for (const now of [500_000, 2e6, 1e7]) expect(order(s, q, pol, now)).toEqual(first);

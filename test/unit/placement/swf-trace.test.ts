@@ -1,0 +1,62 @@
+// Reading SWF logs other than the bench's own (bench:placement --swf, tandem simulate): records with
+// no processor count, logs without requested times or without a machine header, and windows where
+// nothing ever queues.
+import { jest } from '@jest/globals';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseSwf } from '../../../cli/trace.js';
+import { printSwfFile, printSwfTable, runSwfRows, swfInventory, swfSamples } from '../../../bench/placement/swf.js';
+import { loadSwf } from '../../../bench/placement/traces.js';
+
+/** SWF rows [id, submit, run, allocated procs, requested procs, requested time]. */
+const swf = (head: string[], rows: number[][]) => [...head, ...rows.map((r) => [r[0], r[1], -1, r[2], r[3], -1, -1, r[4], r[5], -1, 1, 1, -1, -1, -1, -1, -1, -1].join(' '))].join('\n');
+
+describe('parseSwf on real-world logs', () => {
+  test('a record with no processor count is left out and counted; a missing request falls back to the run time and is counted', () => {
+    const t = parseSwf(swf(['; MaxNodes: 4', '; MaxProcs: 16'], [[1, 0, 100, 4, 4, 600], [2, 5, 0, -1, -1, -1], [3, 9, 50, -1, -1, 300], [4, 12, 30, -1, 8, -1]]));
+    // #2 ran 0 s (dropped as RLScheduler drops it); #3 names no processors.
+    expect(t.jobs.map((j) => j.id)).toEqual([1, 4]);
+    expect(t.unsized).toBe(1);
+    expect(t.noRequest).toBe(1);
+    expect(t.jobs[1]).toMatchObject({ procs: 8, reqTime: 30 });
+    expect(t).toMatchObject({ maxNodes: 4, maxProcs: 16 });
+  });
+});
+
+describe('bench:placement --swf', () => {
+  let dir: string;
+  beforeAll(() => (dir = mkdtempSync(join(tmpdir(), 'tandem-swf-'))));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const quiet = () => jest.spyOn(console, 'log').mockImplementation(() => undefined);
+
+  test('a log without a MaxNodes/MaxProcs header is refused with what to pass; --nodes gives the machine', () => {
+    const file = join(dir, 'headerless.swf');
+    writeFileSync(file, swf([], [[1, 0, 100, 2, 2, 200], [2, 10, 100, 2, 2, 200]]));
+    expect(() => printSwfFile(file, loadSwf)).toThrow(/headerless\.swf has no MaxNodes\/MaxProcs header line: give the machine as --nodes N/);
+    const log = quiet();
+    try {
+      printSwfFile(file, loadSwf, { nodes: 2, perNode: 2 });
+      expect(log.mock.calls.flat().join('\n')).toMatch(/2 nodes × 2 processors, as given/);
+    } finally {
+      log.mockRestore();
+    }
+  });
+
+  test('a window where no job waits under any order is reported as not testing the goal, not as a miss', () => {
+    const jobs = Array.from({ length: 20 }, (_, k) => ({ id: k + 1, submit: k * 1000, run: 100, procs: 1, reqTime: 200, user: 1 }));
+    const c = { nodes: 4, perNode: 1 };
+    const log = quiet();
+    try {
+      expect(printSwfTable('idle', 'idle.swf', runSwfRows(swfSamples(jobs, c), swfInventory(c)))).toBe(true);
+      expect(log.mock.calls.flat().join('\n')).toMatch(/Goal: not tested on this trace: no job waited under any row/);
+      // The same jobs on one node queue: the verdict is computed, naming the baseline.
+      log.mockClear();
+      const busy = jobs.map((j) => ({ ...j, submit: j.id * 10 }));
+      printSwfTable('busy', 'busy.swf', runSwfRows(swfSamples(busy, { nodes: 1, perNode: 1 }), swfInventory({ nodes: 1, perNode: 1 })));
+      expect(log.mock.calls.flat().join('\n')).toMatch(/Goal: Tandem default .* < best engine baseline/);
+    } finally {
+      log.mockRestore();
+    }
+  });
+});
