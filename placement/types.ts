@@ -225,12 +225,12 @@ export interface PolicyConfig {
    * Smith's rule alone leaves for the end of a busy spell, overtake younger ones: one with 10× the key
    * of a newcomer goes first after ln 10 × this of waiting. Default 0: no aging, because on traces
    * the bound was not tuned on it cost more than it bought. At 60 h (the strongest setting that kept
-   * bsld below SJF + EASY's on the tuning traces) it missed that goal on 6 of 20 fresh
-   * Lublin–Feitelson windows (64–1,024 processors, load 0.5–0.95, other seeds: mostly exact
-   * estimates at low load, bsld 1.1–2.9× the unaged order's), where the unaged order met it on all
-   * 20; on the real logs it cut max wait by a third at most (KTH-SP2 244 → 156 h, SDSC-Blue 129 →
-   * 107 h, HPC2N unchanged). Without it, max wait is 1.0–1.7× SJF + EASY's (table (a) prints it
-   * beside bsld). Sites that value a bounded wait over mean slowdown set it: 60 h, or 5 h, which
+   * bsld below SJF + EASY's on the tuning traces) it missed that goal on 7 of the 20 fresh
+   * Lublin–Feitelson windows of `npm run bench:placement-grid` (all exact estimates, bsld 1.0–2.9×
+   * the unaged order's), where the unaged order met it on all 20; on the real logs it cut max wait
+   * by a third at most (KTH-SP2 244 → 156 h, SDSC-Blue 129 → 107 h, HPC2N unchanged). Without it,
+   * max wait is 1.0–1.9× SJF + EASY's on those windows and logs but one (6.2× at load 0.5, where
+   * SJF + EASY's is 68 h); table (a) prints it beside bsld. Sites that value a bounded wait over mean slowdown set it: 60 h, or 5 h, which
    * brings max wait within 1.4× FCFS + EASY's on table (a)'s traces at 2.7× the bsld on Lublin-1.
    */
   starvation: number;
