@@ -226,7 +226,7 @@ export interface PolicyConfig {
    * of a newcomer goes first after ln 10 × this of waiting. Default 0: no aging, because on traces
    * the bound was not tuned on it cost more than it bought. At 60 h (the strongest setting that kept
    * bsld below SJF + EASY's on the tuning traces) it missed that goal on 7 of the 20 fresh
-   * Lublin–Feitelson windows of `npm run bench:placement-grid` (all exact estimates, bsld 1.0–2.9×
+   * Lublin–Feitelson windows of `npm run bench:placement-grid` (all exact estimates, bsld 1.3–3.0×
    * the unaged order's), where the unaged order met it on all 20; on the real logs it cut max wait
    * by a third at most (KTH-SP2 244 → 156 h, SDSC-Blue 129 → 107 h, HPC2N unchanged). Without it,
    * max wait is 1.0–1.9× SJF + EASY's on those windows and logs but one (6.2× at load 0.5, where
