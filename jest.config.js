@@ -13,6 +13,8 @@ const common = {
 /** @type {import('jest').Config} */
 export default {
   testTimeout: 120_000,
+  // The default reporter, and one line per test file for .ci/run's slowest-suites table.
+  reporters: ['default', '<rootDir>/test/lanes/suite-times.mjs'],
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     {
@@ -25,6 +27,7 @@ export default {
       // scale-out suites on a full Temporal server with PostgreSQL and mTLS (npm run test:scale).
       testPathIgnorePatterns: ['/node_modules/', '\\.real\\.test\\.ts$', '\\.long\\.test\\.ts$', '\\.cp\\.test\\.ts$', '\\.scale\\.test\\.ts$', '<rootDir>/test/unit/'],
       globalSetup: '<rootDir>/test/global-setup.mjs',
+      setupFiles: ['<rootDir>/test/lanes/quiet-runtime.ts'],
       globalTeardown: '<rootDir>/test/global-teardown.mjs',
     },
   ],

@@ -38,6 +38,13 @@ export const MigrationPlanSchema = z
         steps: z.array(z.number().int().min(1).max(100)).min(1).default([10, 25, 50, 100]),
         /** How long each step is watched before the next. */
         observeFor: duration.default('5m'),
+        /**
+         * Also read the pool this often during the window and fall back at the first breach, instead of
+         * only at the window's end (a breach then costs at most this long, not the whole window). Each
+         * read is a timer and an activity in the history: keep it ≥ 1m for long windows. Unset: one
+         * read at the end, as before (and the same history).
+         */
+        checkEvery: duration.optional(),
         maxErrorRate: z.number().min(0).max(1).default(0.05),
         maxWaitSeconds: z.number().min(0).default(600),
       })
@@ -55,6 +62,7 @@ export const MigrationPlanSchema = z
   .strict()
   .superRefine((p, ctx) => {
     if (p.legacyPartition === p.tandemPartition) ctx.addIssue({ code: 'custom', path: ['tandemPartition'], message: 'must differ from legacyPartition' });
+    if (p.phase2.checkEvery !== undefined && (parseDuration(p.phase2.checkEvery) ?? 0) > (parseDuration(p.phase2.observeFor) ?? Infinity)) ctx.addIssue({ code: 'custom', path: ['phase2', 'checkEvery'], message: `must not exceed observeFor (${p.phase2.observeFor})` });
     const s = p.phase2.steps;
     if (s.some((v, i) => i > 0 && v <= s[i - 1]!)) ctx.addIssue({ code: 'custom', path: ['phase2', 'steps'], message: 'must increase step by step' });
   });

@@ -18,7 +18,7 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { MigrationActivities } from '../activities/migration.js';
+import type { MigrationActivities, Observation as PoolObservation } from '../activities/migration.js';
 import { durationMs } from '../contract/duration.js';
 import { failure } from '../contract/failures.js';
 import { choosePilotNodes, evaluateGate, type GateResult, type MigrationLogEntry, type MigrationPhase, type MigrationPlan, type MigrationState, type MigrationStatus, type PartitionState, type UndoStep } from '../contract/migration.js';
@@ -122,13 +122,24 @@ export async function migrationPhase2(input: PhaseInput): Promise<PhaseResult> {
       percent = steps[i]!;
       note(`routing ${percent}% of new pipelines through Tandem (${plan.tandemPartition}; the rest ${plan.legacyPartition})`);
       const since = Date.now();
-      await sleep(durationMs(plan.phase2.observeFor));
-      await condition(() => !paused);
-      const obs = await acts.observePool(plan.site, { partition: plan.tandemPartition, sinceMs: since });
-      const breaches = [
-        obs.errorRate > plan.phase2.maxErrorRate ? `error rate ${(obs.errorRate * 100).toFixed(1)}% > ${(plan.phase2.maxErrorRate * 100).toFixed(1)}% (${obs.failed}/${obs.jobs} jobs failed)` : undefined,
-        obs.avgWaitSeconds > plan.phase2.maxWaitSeconds ? `average wait ${obs.avgWaitSeconds.toFixed(0)}s > ${plan.phase2.maxWaitSeconds}s` : undefined,
-      ].filter((b): b is string => b !== undefined);
+      const end = since + durationMs(plan.phase2.observeFor);
+      const breachesOf = (o: PoolObservation) =>
+        [
+          o.errorRate > plan.phase2.maxErrorRate ? `error rate ${(o.errorRate * 100).toFixed(1)}% > ${(plan.phase2.maxErrorRate * 100).toFixed(1)}% (${o.failed}/${o.jobs} jobs failed)` : undefined,
+          o.avgWaitSeconds > plan.phase2.maxWaitSeconds ? `average wait ${o.avgWaitSeconds.toFixed(0)}s > ${plan.phase2.maxWaitSeconds}s` : undefined,
+        ].filter((b): b is string => b !== undefined);
+      let obs: PoolObservation;
+      let breaches: string[];
+      // Without checkEvery: one read at the window's end (the commands recorded histories have).
+      // With it: a read every checkEvery, ending the window early at the first breach.
+      const every = plan.phase2.checkEvery === undefined ? undefined : durationMs(plan.phase2.checkEvery);
+      for (;;) {
+        await sleep(every === undefined ? end - since : Math.max(1, Math.min(every, end - Date.now())));
+        await condition(() => !paused);
+        obs = await acts.observePool(plan.site, { partition: plan.tandemPartition, sinceMs: since });
+        breaches = breachesOf(obs);
+        if (every === undefined || breaches.length > 0 || Date.now() >= end) break;
+      }
       const gate: GateResult = { phase: 'phase2', name: `step ${percent}%`, passed: breaches.length === 0, reason: breaches.join('; ') || `within SLO (${obs.jobs} jobs, error rate ${(obs.errorRate * 100).toFixed(1)}%, wait ${obs.avgWaitSeconds.toFixed(1)}s, utilisation ${(obs.utilisation * 100).toFixed(0)}%)`, at: now(), details: { ...obs } };
       gates.push(gate);
       if (!gate.passed) {

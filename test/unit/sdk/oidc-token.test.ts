@@ -38,11 +38,16 @@ function clock() {
       return t;
     },
     clearTimer: (t: unknown) => void ((t as { cleared: boolean }).cleared = true),
-    /** Runs the newest pending timer and lets the refresh finish. */
+    /** Runs the newest pending timer and waits for the refresh it starts to finish: every refresh,
+     * good or failed, ends by scheduling the next one (a fixed pause lost that race under load). */
     async fire() {
       const t = timers.at(-1)!;
+      const before = timers.length;
       t.fn();
-      await new Promise((r) => setTimeout(r, 50));
+      for (let waited = 0; timers.length === before; waited += 5) {
+        if (waited > 60_000) throw new Error('the refresh never scheduled the next one');
+        await new Promise((r) => setTimeout(r, 5));
+      }
     },
   };
 }
