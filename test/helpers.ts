@@ -9,6 +9,7 @@ import { TandemClient } from '../sdk/client.js';
 import { validatePipelineSpec } from '../contract/parse.js';
 import type { PipelineSpec, PipelineSpecInput } from '../contract/pipeline.js';
 import type { BackendMap } from '../activities/runtimes.js';
+import { LocalServingBackend } from '../backends/local-serving.js';
 import { lineageJobName } from '../workflows/pipeline/identity.js';
 import type { JobStage } from '../workflows/pipeline/job-shape.js';
 
@@ -46,10 +47,11 @@ export async function temporalClient(): Promise<{ client: Client; close: () => P
 /** Starts a worker on its own task queue; returns a Tandem client bound to that queue. */
 export async function startWorker(opts: { taskQueue: string; home?: string; activities?: object; backends?: BackendMap }): Promise<{ worker: Worker; tandem: TandemClient; stop: () => Promise<void> }> {
   installQuietRuntime();
+  const home = opts.home ?? tempDir('home');
   const { worker, connection } = await createTandemWorker({
     address: address(),
     taskQueue: opts.taskQueue,
-    home: opts.home ?? tempDir('home'),
+    home,
     activities: opts.activities,
     backends: opts.backends,
     workflowBundle: await workflowBundle(),
@@ -64,8 +66,18 @@ export async function startWorker(opts: { taskQueue: string; home?: string; acti
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
       await connection.close();
+      await stopLocalDeployments(home);
     },
   };
+}
+
+/**
+ * Stops every local model server a run deployed from `home` (a deployment outlives its run by design;
+ * a suite that is done with its home stops them, or the lane's leftover-process check fails).
+ */
+export async function stopLocalDeployments(home: string): Promise<void> {
+  const serving = new LocalServingBackend(home);
+  for (const d of serving.list()) await serving.undeploy(d.name);
 }
 
 export function spec(overrides: Partial<PipelineSpecInput> & { stages?: PipelineSpecInput['stages'] } = {}): PipelineSpec {

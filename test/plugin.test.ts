@@ -11,7 +11,7 @@ import { loadWorkerConfig } from '../config/worker.js';
 import { ArgoClient, prepare } from '../argo/client.js';
 import { TandemClient } from '../sdk/client.js';
 import { Runs } from '../sdk/runs.js';
-import { address, spec, tempDir, uniqueQueue, waitFor } from './helpers.js';
+import { address, spec, stopLocalDeployments, tempDir, uniqueQueue, waitFor } from './helpers.js';
 
 
 const ARGO = `apiVersion: argoproj.io/v1alpha1
@@ -64,6 +64,7 @@ describe('TandemPlugin in a plain Temporal worker', () => {
     await running;
     await connection?.close();
     await native?.close();
+    await stopLocalDeployments(home);
   });
 
   test("the team's own workflow and activity still run beside Tandem's", async () => {

@@ -11,7 +11,7 @@ import { ConfigError } from '../../config/errors.js';
 import { createTandemWorker } from '../../workers/worker.js';
 import { TandemClient } from '../../sdk/client.js';
 import { temporalChecks } from '../../cli/doctor.js';
-import { address, spec, tempDir, uniqueQueue, workflowBundle } from '../helpers.js';
+import { address, spec, stopLocalDeployments, tempDir, uniqueQueue, workflowBundle } from '../helpers.js';
 import { makePki, startTlsFront, type Pki, type TlsFront } from './tls-front.js';
 
 let pki: Pki;
@@ -83,7 +83,8 @@ test('a missing profile or certificate is a ConfigError naming it, and the API k
 test('worker and client connect through mTLS + API key + metadata and run a pipeline', async () => {
   const cfg = loadClientConfig({}, { profile: 'secure', configFile: toml });
   const taskQueue = uniqueQueue('secure');
-  const { worker, connection } = await createTandemWorker({ address: cfg.address, connection: cfg.connection, taskQueue, home: tempDir('secure-home'), workflowBundle: await workflowBundle() });
+  const home = tempDir('secure-home');
+  const { worker, connection } = await createTandemWorker({ address: cfg.address, connection: cfg.connection, taskQueue, home, workflowBundle: await workflowBundle() });
   const running = worker.run();
   const tandem = await TandemClient.connect({ profile: 'secure', configFile: toml, taskQueue });
   try {
@@ -108,6 +109,7 @@ test('worker and client connect through mTLS + API key + metadata and run a pipe
     worker.shutdown();
     await running;
     await connection.close();
+    await stopLocalDeployments(home);
   }
 }, 180_000);
 

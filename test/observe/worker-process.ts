@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { address, waitFor } from '../helpers.js';
+import { address, stopLocalDeployments, waitFor } from '../helpers.js';
 
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
@@ -39,6 +39,7 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<W
         return await exited;
       } finally {
         clearTimeout(timer);
+        if (env.TANDEM_HOME) await stopLocalDeployments(env.TANDEM_HOME);
       }
     },
   };
