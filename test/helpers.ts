@@ -1,9 +1,9 @@
 // Shared test plumbing: the run's Temporal server, a per-file workflow bundle, and workers.
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, Runtime, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type Worker, type WorkflowBundle } from '@temporalio/worker';
 import { bundleWorkflows, createTandemWorker } from '../workers/worker.js';
 import { TandemClient } from '../sdk/client.js';
 import { validatePipelineSpec } from '../contract/parse.js';
@@ -34,8 +34,27 @@ export function tempDir(prefix: string): string {
   return mkdtempSync(join(process.env.TANDEM_TEST_DIR ?? '/tmp', `${prefix}-`));
 }
 
-let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
-export const workflowBundle = () => (bundle ??= bundleWorkflows());
+/**
+ * A workflow bundle built once for the whole test run and shared by every file and jest worker (each
+ * build is ~3 s of CPU; the run's files asked for one each). Kept in the run's directory under `name`:
+ * the first file to need it builds and writes it, the others read it. Outside jest's global setup
+ * (no run directory) it is built each time.
+ */
+export async function sharedBundle(name: string, make: () => Promise<WorkflowBundle>): Promise<WorkflowBundle> {
+  const dir = process.env.TANDEM_TEST_DIR;
+  if (!dir) return make();
+  const file = join(dir, 'bundles', `${name}.js`);
+  if (existsSync(file)) return { code: readFileSync(file, 'utf8') };
+  const { code } = await make();
+  mkdirSync(join(dir, 'bundles'), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, code);
+  renameSync(tmp, file); // atomic: a reader sees the whole bundle or none
+  return { code };
+}
+
+let bundle: Promise<WorkflowBundle> | undefined;
+export const workflowBundle = () => (bundle ??= sharedBundle('tandem', () => bundleWorkflows()));
 
 export const uniqueQueue = (name: string) => `${name}-${randomBytes(4).toString('hex')}`;
 

@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { Worker, bundleWorkflowCode, DefaultLogger, Runtime, type ReplayResult, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { Worker, bundleWorkflowCode, DefaultLogger, Runtime, type ReplayResult, type WorkflowBundle } from '@temporalio/worker';
 import type { HistoryAndWorkflowId } from '@temporalio/client';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { DeterminismViolationError } from '@temporalio/workflow';
@@ -26,7 +26,7 @@ const typeOf = (h: (typeof histories)[number]) => h.history.events?.[0]?.workflo
 const pipelineHistories = histories.filter((h) => typeOf(h) === 'hybridPipeline');
 const fixture = (name: string) => bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL(`./fixtures/${name}.ts`, import.meta.url)), logger: new DefaultLogger('ERROR') });
 
-async function replayBatch(bundle: Promise<WorkflowBundleWithSourceMap>, items: HistoryAndWorkflowId[]): Promise<ReplayResult[]> {
+async function replayBatch(bundle: Promise<WorkflowBundle>, items: HistoryAndWorkflowId[]): Promise<ReplayResult[]> {
   const out: ReplayResult[] = [];
   for await (const r of Worker.runReplayHistories({ workflowBundle: await bundle, sinks: tandemSinks({ record: false }) }, items)) out.push(r);
   return out;

@@ -3,7 +3,7 @@
 // without any error: a history file is checked for shape first (an InputError naming what is wrong),
 // the replay is bounded in time, and an error the workflow code throws during it is a failed replay.
 import { fileURLToPath } from 'node:url';
-import { Worker, bundleWorkflowCode, type InjectedSinks, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { Worker, bundleWorkflowCode, type InjectedSinks, type WorkflowBundle, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import proto, { type temporal } from '@temporalio/proto';
 import { DeterminismViolationError } from '@temporalio/workflow';
@@ -138,7 +138,7 @@ class ReplayTimeout extends Error {}
  * `timeoutMs` bounds the replay itself (not the bundling): a replay that has not finished by then has
  * failed. A replay stalled inside the SDK's replayer cannot be stopped from here; the CLI exits.
  */
-export async function replayHistory(h: temporal.api.history.v1.IHistory, opts: { workflowBundle?: WorkflowBundleWithSourceMap; workflowId?: string; timeoutMs?: number; dataConverter?: DataConverter } = {}): Promise<ReplayVerdict> {
+export async function replayHistory(h: temporal.api.history.v1.IHistory, opts: { workflowBundle?: WorkflowBundle; workflowId?: string; timeoutMs?: number; dataConverter?: DataConverter } = {}): Promise<ReplayVerdict> {
   const workflowType = h.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name ?? 'unknown';
   const events = h.events?.length ?? 0;
   const workflowBundle = opts.workflowBundle ?? (await bundleReplayWorkflows());

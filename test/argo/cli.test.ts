@@ -5,7 +5,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { createArgoActivities } from '../../activities/argo/index.js';
-import { address, tempDir, uniqueQueue } from '../helpers.js';
+import { address, sharedBundle, tempDir, uniqueQueue } from '../helpers.js';
 import { tandemSinks } from '../../observe/sinks.js';
 
 function tandem(args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
@@ -39,7 +39,7 @@ test('argo submit --watch prints the node tree with phases; -p reaches the workf
     sinks: tandemSinks({ record: false }), // workflows/observe.ts calls them; this worker serves no metrics
     connection,
     taskQueue,
-    workflowBundle: await bundleWorkflowCode({ workflowsPath: join(process.cwd(), 'workflows/argo/index.ts'), logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } }),
+    workflowBundle: await sharedBundle('argo', () => bundleWorkflowCode({ workflowsPath: join(process.cwd(), 'workflows/argo/index.ts'), logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } })),
     activities: createArgoActivities({ home: tempDir('argo-cli-home'), pollInitialMs: 20, pollMaxMs: 200 }),
   });
   const running = worker.run();

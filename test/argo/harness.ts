@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { createArgoActivities, type ArgoActivityConfig } from '../../activities/argo/index.js';
 import { ArgoClient } from '../../argo/client.js';
-import { address, tempDir, uniqueQueue } from '../helpers.js';
+import { address, sharedBundle, tempDir, uniqueQueue } from '../helpers.js';
 import { tandemSinks } from '../../observe/sinks.js';
 
 const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
@@ -17,7 +17,7 @@ export async function startArgoHarness(name: string, config: Partial<ArgoActivit
     sinks: tandemSinks({ record: false }), // workflows/observe.ts calls them; this worker serves no metrics
     connection,
     taskQueue,
-    workflowBundle: await bundleWorkflowCode({ workflowsPath: join(process.cwd(), 'workflows/argo/index.ts'), logger: quiet }),
+    workflowBundle: await sharedBundle('argo', () => bundleWorkflowCode({ workflowsPath: join(process.cwd(), 'workflows/argo/index.ts'), logger: quiet })),
     activities: createArgoActivities({ home, pollInitialMs: 20, pollMaxMs: 200, ...config }),
   });
   const running = worker.run();

@@ -1,19 +1,20 @@
 // A Temporal worker running the Kubernetes deploy activities and the test workflow; used in-process
 // by the tests and, through worker-process.ts, as a separate OS process that tests SIGKILL.
 import { fileURLToPath } from 'node:url';
-import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeClients } from '../../backends/kubernetes/client.js';
 import { KubernetesServingBackend } from '../../backends/kubernetes/serving.js';
 import { createKubernetesActivities } from '../../activities/kubernetes.js';
 import { tandemSinks } from '../../observe/sinks.js';
+import { sharedBundle } from '../helpers.js';
 
 export const K8S_WORKFLOWS = fileURLToPath(new URL('./workflows.ts', import.meta.url));
 
 const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error: (m: string) => console.error(m), log() {} };
-export const bundleK8sWorkflows = () => bundleWorkflowCode({ workflowsPath: K8S_WORKFLOWS, logger: quiet });
+export const bundleK8sWorkflows = () => sharedBundle('kubernetes', () => bundleWorkflowCode({ workflowsPath: K8S_WORKFLOWS, logger: quiet }));
 
-export async function createK8sWorker(opts: { address: string; taskQueue: string; kubeConfig?: KubeConfig; kubeconfigPath?: string; bundle?: WorkflowBundleWithSourceMap }) {
+export async function createK8sWorker(opts: { address: string; taskQueue: string; kubeConfig?: KubeConfig; kubeconfigPath?: string; bundle?: WorkflowBundle }) {
   const clients = new KubeClients({ kubeConfig: opts.kubeConfig, kubeconfigPath: opts.kubeconfigPath });
   // LoadBalancer: the worker runs outside the cluster, so it reaches the model through the LB address.
   const serving = new KubernetesServingBackend({ clients, serviceType: 'LoadBalancer' });
