@@ -21,7 +21,7 @@ import { loadObserveConfig, loadWorkerConfig } from '../config/worker.js';
 import { TandemPlugin } from '../workers/plugin.js';
 import { startTracing, tracingSinks, type Tracing } from '../observe/tracing.js';
 import { TandemClient } from '../sdk/client.js';
-import { address, spec, tempDir, uniqueQueue, workflowBundle } from './helpers.js';
+import { address, spec, stopLocalDeployments, tempDir, uniqueQueue, workflowBundle } from './helpers.js';
 import { startCollector, type CollectedSpan, type Collector } from './observe/collector.js';
 import { startWorkerProcess, type WorkerProcess } from './observe/worker-process.js';
 
@@ -139,7 +139,8 @@ describe('OpenTelemetry tracing', () => {
 
   test("the TandemPlugin traces a team's own Client and Worker the same way", async () => {
     const taskQueue = uniqueQueue('tracing-plugin');
-    const config = loadWorkerConfig({ TANDEM_HOME: tempDir('tracing-plugin'), OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.url}/v1/traces`, OTEL_SERVICE_NAME: 'team-app' });
+    const pluginHome = tempDir('tracing-plugin');
+    const config = loadWorkerConfig({ TANDEM_HOME: pluginHome, OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.url}/v1/traces`, OTEL_SERVICE_NAME: 'team-app' });
     const plugin = new TandemPlugin({ config });
     expect(plugin.tracing?.serviceName).toBe('team-app');
     const native = await NativeConnection.connect({ address: address() });
@@ -158,6 +159,7 @@ describe('OpenTelemetry tracing', () => {
       await connection.close();
       await native.close();
       await plugin.tracing?.shutdown();
+      await stopLocalDeployments(pluginHome);
     }
     const spans = collector.spans.filter((s) => s.service === 'team-app');
     const start = spans.filter((s) => s.name === 'StartWorkflow:hybridPipeline' && s.attributes.temporalWorkflowId === workflowId!);

@@ -41,6 +41,13 @@ if [ "$cmd" = down ]; then
   fi
   # Reverse order of start: the REST daemon, the node, the controller, then munge.
   for d in slurmrestd slurmd slurmctld munged; do stop_pidfile "$dir/run/$d.pid"; done
+  # A job step whose controller was gone before the scancel above (a site outage test stops it first)
+  # outlives its slurmd: this cluster's slurmstepd processes are the ones working in its directory.
+  real=$(realpath -m "$dir")
+  for p in /proc/[0-9]*; do
+    cwd=$(readlink "$p/cwd" 2>/dev/null || true)
+    case "$cwd" in ("$real"|"$real"/*) [ "$(cut -c1-10 "$p/cmdline" 2>/dev/null | tr -d '\0')" = slurmstepd ] && kill -KILL "${p#/proc/}" 2>/dev/null || true;; esac
+  done
   exit 0
 fi
 [ "$cmd" = up ] || { echo "unknown command $cmd" >&2; exit 2; }

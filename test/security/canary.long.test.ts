@@ -18,7 +18,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { TandemClient } from '../../sdk/client.js';
 import { ArgoClient, prepare, ID_PREFIX } from '../../argo/client.js';
 import type { PipelineTuning } from '../../contract/tuning.js';
-import { address, jobNameOf, spec, uniqueQueue, waitFor } from '../helpers.js';
+import { address, jobNameOf, spec, stopLocalDeployments, uniqueQueue, waitFor } from '../helpers.js';
 import { startSite, type TestSite } from '../recovery/sites.js';
 
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -105,6 +105,7 @@ afterAll(async () => {
   await failed?.cluster.cli('scontrol', ['update', `nodename=${failed.cluster.node}`, 'state=resume']).catch(() => undefined);
   await lugano?.gateway?.close();
   await Promise.all([zurich?.cluster.down(), lugano?.cluster.down()]);
+  if (home) await stopLocalDeployments(home); // the runs' model servers, before their directories go
   if (home) rmSync(home, { recursive: true, force: true });
 });
 
