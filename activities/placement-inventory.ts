@@ -205,7 +205,8 @@ export class KeptInventory implements PlacementEvents {
       }
       const { sites, running, generation } = r.value!;
       if (!was || !sameData(was.sites, sites)) structural = true;
-      this.views[k] = { sites, generation, at: now, owns: was?.owns ?? new Set() };
+      // Due again resyncSeconds after the read returned (a read of a large site can take a while).
+      this.views[k] = { sites, generation, at: Math.max(now, this.clock()), owns: was?.owns ?? new Set() };
       fresh[k] = { running };
     });
     if (structural) this.rebuild(fresh, now);

@@ -2,7 +2,8 @@
 // and 10k nodes (8-GPU, 64-core nodes, one NVLink domain per node, 32-node IB islands, half-loaded).
 // Job shapes are real: alternating Philly GPU jobs and HPC2N MPI jobs (8-GPU jobs need one NVLink
 // domain: the engine holds needsNvlink jobs to one domain, which larger jobs on these 8-GPU nodes
-// cannot have). Run: npm run bench:placement-speed
+// cannot have). Then the placeJob activity as pipelines call it (bench/placement/activity-speed.ts).
+// Run: npm run bench:placement-speed (PLACEMENT_SPEED_ONLY=activity: that table alone)
 import { ClusterState, policy, schedule, type Inventory, type JobRequest, type PolicyConfig } from '../../placement/index.js';
 import { loadPhilly, loadSwf } from './traces.js';
 import { measureBatch, measureLive } from './live-speed.js';
