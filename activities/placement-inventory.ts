@@ -215,12 +215,12 @@ export class KeptInventory implements PlacementEvents {
   }
 
   /**
-   * The decision for `job` on the kept state (or, with `restrict`, on the kept view of the part of
-   * the inventory it returns). Running work the job may preempt: Tandem's own checkpointable jobs of
+   * The decision for `job` on the kept state (or, with `restricted`, a part of `inventory` as
+   * restrictedInventory gave it, on the kept view of that part). Running work the job may preempt: Tandem's own checkpointable jobs of
    * other runs, of lower priority. `withoutAmbient`: decided beside the host's own load.
    */
-  decide(job: JobRequest, now: number, pol: PolicyConfig, opts: { run?: string; restrict?: (inv: Inventory) => Inventory; withoutAmbient?: boolean } = {}): Decision {
-    const live = opts.restrict ? this.restrictedView(opts.restrict) : this.whole!;
+  decide(job: JobRequest, now: number, pol: PolicyConfig, opts: { run?: string; restricted?: Inventory; withoutAmbient?: boolean } = {}): Decision {
+    const live = opts.restricted ? this.restrictedView(opts.restricted) : this.whole!;
     const { run } = opts;
     const mayPreempt = (v: JobRequest) => {
       const t = this.work.get(v.id)?.work.tandem;
@@ -234,8 +234,7 @@ export class KeptInventory implements PlacementEvents {
     return restrict(this.merged);
   }
 
-  private restrictedView(restrict: (inv: Inventory) => Inventory): LiveCluster {
-    const inventory = restrict(this.merged);
+  private restrictedView(inventory: Inventory): LiveCluster {
     // Which partitions it keeps names the view (a few strings, not the nodes).
     const parts: string[] = [];
     for (const s of inventory.sites) for (const c of s.clusters) for (const p of c.partitions) parts.push(`${s.name}\u0000${c.name}\u0000${p.name}\u0000${p.nodes.length}`);

@@ -109,15 +109,15 @@ export function createPlacementActivities(sources: InventorySource[] = [localMac
       const unavailable = await kept.refresh(now);
       const whole = kept.inventory;
       // Only the tenant's sites and partitions: a kept view of them, moved by the same events.
-      const restrict = guard ? (inv: Inventory) => guard.restrict(inv, job.tenant) : undefined;
-      if (restrict && whole.sites.length && !kept.restrictedInventory(restrict).sites.length) {
+      const restricted = guard ? kept.restrictedInventory((inv) => guard.restrict(inv, job.tenant)) : undefined;
+      if (restricted && whole.sites.length && !restricted.sites.length) {
         throw failure('TenantPolicyDenied', `refused by the tenant policy: tenant "${job.tenant}" may use none of this worker's sites and partitions (${whole.sites.map((s) => s.name).join(', ')})`);
       }
-      let decision = kept.decide(job, now, config, { run, restrict });
+      let decision = kept.decide(job, now, config, { run, restricted });
       if (decision.kind === 'reserve' && kept.hasAmbient) {
         // Waiting for the host's own load to end would wait for ever: the local runtime shares the
         // CPUs with it, so the job starts if it fits beside everything that is a job.
-        const beside = kept.decide(job, now, config, { run, restrict, withoutAmbient: true });
+        const beside = kept.decide(job, now, config, { run, restricted, withoutAmbient: true });
         if (beside.kind === 'start') decision = { ...beside, explanation: `${beside.explanation}; shares the host with its current load`, oversubscribed: true };
       }
       const victims = new Map<string, Victim>();
