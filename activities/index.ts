@@ -17,6 +17,7 @@ import { createRoutingActivities } from './routing.js';
 import type { QuotasFile } from '../contract/quotas.js';
 import { checkReadiness } from './readiness.js';
 import { createPlacementActivities, localMachineSource, type InventorySource } from './placement.js';
+import { KeptInventory } from './placement-inventory.js';
 import type { RecoverySite } from './recovery.js';
 import type { AwaitJobInput, CatalogEntry, CatalogInput, DeployInput, Deployment, ReadinessInput, ReadinessResult, SubmitJobInput } from './types.js';
 import { DEFAULTS, TUNING_DEFAULTS } from '../config/defaults.js';
@@ -76,8 +77,12 @@ export function createActivities(config: ActivityConfig) {
     return dirs;
   };
 
+  const inventorySources = config.inventorySources ?? [localMachineSource()];
+  // Placement's kept state: moved by what submitJob and awaitJob see (activities/placement-inventory.ts).
+  const placementState = new KeptInventory(inventorySources);
+
   return {
-    ...createPlacementActivities(config.inventorySources ?? [localMachineSource()], {}, undefined, guard),
+    ...createPlacementActivities(inventorySources, {}, undefined, guard, placementState),
     ...createQuotaActivities(config.quotas, (runtime, stage, site) => siteOf(resolveBackend(backends, runtime, stage, site)), audit),
     // A stage with no backend gets undefined here and its clear error from submitJob.
     ...createRoutingActivities(config.home, (i) => (i.runtime === 'auto' || backends[i.runtime] ? resolveBackend(backends, i.runtime, i.stage, i.site) : undefined)),
@@ -108,6 +113,7 @@ export function createActivities(config: ActivityConfig) {
         kubernetes: input.kubernetes,
         labels: input.labels,
       });
+      placementState.changed(); // a job queued: placement reads its sources again before it decides next
       await audit({ what: 'job.submitted', where: { site: ref.site, runtime: ref.runtime }, details: { runKey: input.runKey, stage: input.stage, name: ref.name, jobId: ref.jobId, resources: input.resources } });
       return ref;
     },
@@ -120,6 +126,7 @@ export function createActivities(config: ActivityConfig) {
       const backoff = new PollBackoff({ initialMs: pollInitialMs, maxMs: pollMaxMs, fastMs: DEFAULTS.runningPollMs });
       const seen = jobWatch(ref, { lastState: (ctx.info.heartbeatDetails as { state?: string } | undefined)?.state, scheduledAtMs: ctx.info.scheduledTimestampMs }); // metrics
       const observed = stateLog((ctx.info.heartbeatDetails as { observed?: unknown } | undefined)?.observed); // for the UI's Gantt
+      let runningSeen = false;
       for (;;) {
         let st: JobStatus | undefined;
         try {
@@ -132,7 +139,14 @@ export function createActivities(config: ActivityConfig) {
         }
         const details = st ? { state: st.state, progress: st.progress, observed: observed.list } : { state: 'UNKNOWN', observed: observed.list };
         ctx.heartbeat(details);
-        if (st && classifyJobState(st.state) !== 'active') return { ...st, observed: observed.list };
+        if (st?.state === 'RUNNING' && !runningSeen) {
+          runningSeen = true;
+          placementState.changed(); // started: where it runs, the sources say
+        }
+        if (st && classifyJobState(st.state) !== 'active') {
+          placementState.finished(ref.name); // ended: off the kept state now (a job it never kept marks the sources for a read)
+          return { ...st, observed: observed.list };
+        }
         // Progress stays fresh while the job runs; the pause heartbeats on its own schedule however long it is.
         await pollPause(ctx, backoff.pause(st?.state === 'RUNNING'), ref.jobId, details);
       }

@@ -94,7 +94,10 @@ export function slurmInventory(site: string, cluster: string, nodes: SlurmNode[]
     // The engine gives each node one home partition; a Slurm node in several (debug and long, say) is
     // placed under the first it lists, which is the order of slurm.conf.
     const home = n.partitions[0] ?? 'default';
-    byPartition.set(home, [...(byPartition.get(home) ?? []), spec]);
+    // Appended in place: copying the list for every node was quadratic in a partition's size.
+    const list = byPartition.get(home);
+    if (list) list.push(spec);
+    else byPartition.set(home, [spec]);
     if (n.allocCpus > 0 || n.allocMemoryMB > 0 || n.allocGpus > 0) {
       // What the site already runs on the node, as one opaque job: placement sees what is really free.
       running.push({
@@ -203,7 +206,9 @@ export function kubernetesSource(clients: KubeClients, site = new URL(clients.se
           down: !ready || n.spec?.unschedulable === true,
         };
         const pool = labels['tandem.dev/pool'] ?? 'default';
-        byPool.set(pool, [...(byPool.get(pool) ?? []), spec]);
+        const list = byPool.get(pool);
+        if (list) list.push(spec);
+        else byPool.set(pool, [spec]);
       }
       const running: RunningWork[] = [];
       const pods = (await clients.core.listNamespacedPod({ namespace: clients.namespace })).items.filter((p) => p.spec?.nodeName && (p.status?.phase === 'Running' || p.status?.phase === 'Pending'));

@@ -2,43 +2,18 @@
 // local machine always; FirecREST, slurmrestd and Kubernetes sources plug in through InventorySource)
 // and returns the pure engine's decision, which the workflow records in history.
 import { availableParallelism, cpus, freemem, hostname, loadavg, totalmem } from 'node:os';
-import { LiveCluster, decide, explainDecision, policy as makePolicy, type Decision, type Inventory, type JobRequest, type PolicyConfig, type SiteSpec } from '../placement/index.js';
-import type { JobRef } from '../contract/outcome.js';
+import { decide, explainDecision, policy as makePolicy, type Decision, type Inventory, type JobRequest, type PolicyConfig, type SiteSpec } from '../placement/index.js';
 import { observePlacement } from '../observe/activity-metrics.js';
 import { failure } from '../contract/failures.js';
 import type { TenantGuard } from './tenant-policy.js';
+import { KeptInventory, type InventorySource, type RunningWork, type TandemJob } from './placement-inventory.js';
 
-/** A job Tandem itself submitted, as its labels name it (see contract/job-labels.ts): the only kind
- *  placement may preempt. */
-export interface TandemJob {
-  /** The workflow id of the run it belongs to. */
-  run: string;
-  stage: string;
-  priority: number;
-  checkpointable: boolean;
-  ref: JobRef;
-}
-
-export interface RunningWork {
-  job: JobRequest;
-  nodes: { node: string; slots: number }[];
-  start: number;
-  /** Set only for jobs Tandem submitted; everything else is never a preemption victim. */
-  tandem?: TandemJob;
-  /** The machine's own load: no job with an end, and the local runtime shares the CPUs with it. */
-  ambient?: boolean;
-}
+export type { InventorySource, RunningWork, TandemJob } from './placement-inventory.js';
 
 /** A job placement preempts, with what the two runs' timelines say about it. */
 export interface Victim extends TandemJob {
   /** "job 123 of run r-1 (priority 10)". */
   label: string;
-}
-
-/** One backend's view: its sites (clusters, partitions, nodes) and the work already running there. */
-export interface InventorySource {
-  readonly name: string;
-  gather(): Promise<{ sites: SiteSpec[]; running: RunningWork[] }>;
 }
 
 /** The machine the worker runs on, as one single-node site. Busy cores (load average) count as used. */
@@ -104,8 +79,9 @@ export async function gatherInventory(sources: InventorySource[]): Promise<{ inv
   const results = await Promise.allSettled(sources.map((s) => s.gather()));
   results.forEach((r, k) => {
     if (r.status === 'fulfilled') {
-      inventory.sites.push(...r.value.sites);
-      running.push(...r.value.running);
+      // Loops, not push(...list): a spread passes every element as an argument, which overflows the stack from ~125k running jobs.
+      for (const s of r.value.sites) inventory.sites.push(s);
+      for (const w of r.value.running) running.push(w);
     } else unavailable.push({ source: sources[k].name, error: String((r.reason as Error)?.message ?? r.reason) });
   });
   return { inventory, running, unavailable };
@@ -119,49 +95,35 @@ export function decideNow(inventory: Inventory, running: RunningWork[], job: Job
 }
 
 /**
- * decideNow on a kept state (placement/live.ts): each observation moves it by what changed since
- * the last one instead of rebuilding it from every running job, and a changed inventory rebuilds it.
- * Decisions are the same as decideNow's (test/unit/placement/live.test.ts).
+ * `guard`: the tenant policy (activities/tenant-policy.ts): the run is checked, and placed only on its
+ * tenant's sites and partitions. `kept`: the worker's kept placement state, which the submit and
+ * watch activities move by events (activities/placement-inventory.ts); one of its own by default.
  */
-export function liveDecider() {
-  let live: LiveCluster | undefined;
-  return (inventory: Inventory, running: RunningWork[], job: JobRequest, now: number, pol: PolicyConfig): Decision => {
-    const list = clampRunning(running, now);
-    if (!live) live = new LiveCluster(inventory, list);
-    else live.observe(inventory, list);
-    return live.decide({ ...job, submit: Math.min(job.submit, now) }, now, pol);
-  };
-}
-
-/** `guard`: the tenant policy (activities/tenant-policy.ts): the run is checked, and placed only on its tenant's sites and partitions. */
-export function createPlacementActivities(sources: InventorySource[] = [localMachineSource()], pol: Partial<PolicyConfig> = {}, clock: () => number = () => Date.now() / 1000, guard?: TenantGuard) {
+export function createPlacementActivities(sources: InventorySource[] = [localMachineSource()], pol: Partial<PolicyConfig> = {}, clock: () => number = () => Date.now() / 1000, guard?: TenantGuard, kept: KeptInventory = new KeptInventory(sources, 30, clock)) {
   const config = makePolicy(pol);
-  const decideLive = liveDecider();
   return {
     async placeJob({ job, run }: PlaceInput): Promise<PlaceResult> {
       const t0 = performance.now();
       await guard?.enforce();
-      const gatheredAll = await gatherInventory(sources);
-      const { running: gathered, unavailable } = gatheredAll;
-      // Only the tenant's sites and partitions; decided from scratch then, so the kept state stays the whole inventory's.
-      const inventory = guard ? guard.restrict(gatheredAll.inventory, job.tenant) : gatheredAll.inventory;
-      if (guard && !inventory.sites.length && gatheredAll.inventory.sites.length) {
-        throw failure('TenantPolicyDenied', `refused by the tenant policy: tenant "${job.tenant}" may use none of this worker's sites and partitions (${gatheredAll.inventory.sites.map((s) => s.name).join(', ')})`);
-      }
       const now = clock();
-      const running = markPreemptible(gathered, job, run);
-      let decision = guard ? decideNow(inventory, running, job, now, config) : decideLive(inventory, running, job, now, config);
-      if (decision.kind === 'reserve' && running.some((w) => w.ambient)) {
+      const unavailable = await kept.refresh(now);
+      const whole = kept.inventory;
+      // Only the tenant's sites and partitions: a kept view of them, moved by the same events.
+      const restricted = guard ? kept.restrictedInventory((inv) => guard.restrict(inv, job.tenant)) : undefined;
+      if (restricted && whole.sites.length && !restricted.sites.length) {
+        throw failure('TenantPolicyDenied', `refused by the tenant policy: tenant "${job.tenant}" may use none of this worker's sites and partitions (${whole.sites.map((s) => s.name).join(', ')})`);
+      }
+      let decision = kept.decide(job, now, config, { run, restricted });
+      if (decision.kind === 'reserve' && kept.hasAmbient) {
         // Waiting for the host's own load to end would wait for ever: the local runtime shares the
         // CPUs with it, so the job starts if it fits beside everything that is a job.
-        const beside = decideNow(inventory, running.filter((w) => !w.ambient), job, now, config);
+        const beside = kept.decide(job, now, config, { run, restricted, withoutAmbient: true });
         if (beside.kind === 'start') decision = { ...beside, explanation: `${beside.explanation}; shares the host with its current load`, oversubscribed: true };
       }
-      const byId = new Map(running.map((w) => [w.job.id, w]));
       const victims = new Map<string, Victim>();
       if (decision.kind === 'preempt') {
         for (const id of decision.victims) {
-          const t = byId.get(id)?.tandem;
+          const t = kept.running(id)?.tandem;
           // The engine only picks work marked preemptible, which is Tandem's; a victim that is not is a bug.
           if (!t) throw new Error(`placement chose ${id} as a preemption victim, but it is not a job Tandem submitted`);
           victims.set(id, { ...t, label: `job ${t.ref.jobId} of run ${t.run} (priority ${t.priority})` });

@@ -3,7 +3,7 @@
 // under the chosen policies in the trace-driven simulator (placement/simulate.ts: the same engine the
 // workers decide with), prints the comparison table and writes an SVG plot: utilisation over time
 // and the wait-time distribution of each policy.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { extname } from 'node:path';
 import type { Command } from 'commander';
@@ -48,11 +48,27 @@ export interface SimulateOptions {
   busyW?: number;
 }
 
-export function readTrace(file: string, format?: 'swf' | 'csv'): Trace {
+/** The most a trace may hold once decompressed (512 MiB, about the longest string V8 makes): beyond it, an error rather than memory without bound. */
+export const MAX_TRACE_BYTES = 512 * 2 ** 20;
+
+/** A trace file's text: gzip (by its magic bytes) decompressed up to `limit` bytes, then an error naming the file. */
+export function traceText(file: string, limit = MAX_TRACE_BYTES): string {
+  const tooBig = () => new InputError('job trace', [{ path: 'file', message: `holds more than ${Math.round(limit / 2 ** 20)} MiB of trace once decompressed: replay a part of it (zcat FILE | head -n N > part.swf)` }], { source: file });
+  if (statSync(file).size > limit) throw tooBig();
   const raw = readFileSync(file);
-  const text = (raw[0] === 0x1f && raw[1] === 0x8b ? gunzipSync(raw) : raw).toString('utf8');
+  if (!(raw[0] === 0x1f && raw[1] === 0x8b)) return raw.toString('utf8');
+  try {
+    return gunzipSync(raw, { maxOutputLength: limit }).toString('utf8');
+  } catch (e) {
+    if ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || e instanceof RangeError) throw tooBig();
+    throw new InputError('job trace', [{ path: 'file', message: `is not a readable gzip file: ${(e as Error).message}` }], { source: file });
+  }
+}
+
+export function readTrace(file: string, format?: 'swf' | 'csv', opts: { skipMalformed?: boolean; limit?: number } = {}): Trace {
+  const text = traceText(file, opts.limit);
   const ext = extname(file.replace(/\.gz$/, '')).toLowerCase();
-  return (format ?? (ext === '.csv' ? 'csv' : 'swf')) === 'csv' ? parseCsv(text, file) : parseSwf(text);
+  return (format ?? (ext === '.csv' ? 'csv' : 'swf')) === 'csv' ? parseCsv(text, file) : parseSwf(text, { skipMalformed: opts.skipMalformed, source: file });
 }
 
 /** The machine to replay on: a JSON/YAML inventory file, --nodes × --cpus-per-node, or the SWF header's. */
@@ -174,30 +190,38 @@ export function plotSvg(outcomes: PolicyOutcome[], capacity: number, title: stri
   const y1 = (u: number) => pad + (H - 2 * pad) * (1 - Math.min(1, u));
   const maxWait = Math.max(1, ...outcomes.map((o) => o.waits[o.waits.length - 1] ?? 0));
   const x2 = (w: number) => pad + ((W - 2 * pad) * Math.log10(1 + w)) / Math.log10(1 + maxWait);
-  const y2 = (f: number) => H + pad + (H - 2 * pad) * (1 - f);
+  // The wait plot is the tail (CCDF): the share of jobs waiting longer than x, on log axes, down to one job in the longest run.
+  const most = Math.max(1, ...outcomes.map((o) => o.waits.length));
+  const decades = Math.max(1, Math.ceil(Math.log10(most)));
+  const y2 = (f: number) => H + pad + ((H - 2 * pad) * -Math.log10(Math.max(f, 10 ** -decades))) / decades;
+  const legendX = W + 10;
   const parts: string[] = [];
-  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${2 * H + 40}" font-family="sans-serif" font-size="12">`);
+  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W + 300}" height="${2 * H + 40}" font-family="sans-serif" font-size="12">`);
   parts.push(`<text x="${pad}" y="20" font-size="14">${esc(title)}</text>`);
   parts.push(`<text x="${pad}" y="${pad - 8}">CPU utilisation over time (hourly means; x: hours since the first arrival)</text>`);
-  parts.push(`<text x="${pad}" y="${H + pad - 8}">Wait-time distribution (share of jobs waiting at most x; x log scale, hours)</text>`);
+  parts.push(`<text x="${pad}" y="${H + pad - 8}">Wait-time tail (share of jobs waiting longer than x; both axes log, x in hours)</text>`);
   for (const [y0] of [[0], [H]]) parts.push(`<rect x="${pad}" y="${y0 + pad}" width="${W - 2 * pad}" height="${H - 2 * pad}" fill="none" stroke="#999"/>`);
-  for (const f of [0, 0.5, 1]) {
-    parts.push(`<text x="${pad - 30}" y="${y1(f) + 4}">${f * 100}%</text>`);
-    parts.push(`<text x="${pad - 30}" y="${y2(f) + 4}">${f * 100}%</text>`);
-  }
+  for (const f of [0, 0.5, 1]) parts.push(`<text x="${pad - 30}" y="${y1(f) + 4}">${f * 100}%</text>`);
+  for (let d = 0; d <= decades; d++) parts.push(`<text x="${pad - 45}" y="${y2(10 ** -d) + 4}">${d <= 2 ? 100 / 10 ** d : `1e-${d - 2}`}%</text>`);
   for (const t of [0, end / 2, end]) parts.push(`<text x="${x1(t) - 10}" y="${H - pad + 16}">${h(t)}</text>`);
-  for (const w of [0, 3600, 24 * 3600, maxWait].filter((w) => w <= maxWait)) parts.push(`<text x="${x2(w) - 10}" y="${2 * H - pad + 16}">${h(w)}</text>`);
+  for (const w of [0, 3600, 24 * 3600, 7 * 24 * 3600, maxWait].filter((w, k, all) => w <= maxWait && (w === maxWait || x2(maxWait) - x2(w) > 40 || k === 0) && all.indexOf(w) === k)) parts.push(`<text x="${x2(w) - 10}" y="${2 * H - pad + 16}">${h(w)}</text>`);
   outcomes.forEach((o, k) => {
     const c = COLORS[k % COLORS.length];
     const u = util(o);
     parts.push(`<polyline fill="none" stroke="${c}" stroke-width="1.2" points="${u.map((v, b) => `${x1((b + 0.5) * dt).toFixed(1)},${y1(v).toFixed(1)}`).join(' ')}"/>`);
     const n = o.waits.length;
-    const step = Math.max(1, Math.floor(n / 400));
     const pts: string[] = [];
-    for (let q = 0; q < n; q += step) pts.push(`${x2(o.waits[q]).toFixed(1)},${y2((q + 1) / n).toFixed(1)}`);
-    if (n) pts.push(`${x2(o.waits[n - 1]).toFixed(1)},${y2(1).toFixed(1)}`);
+    // A step at every wait of the tail (the longest 200), every step-th one before it.
+    const step = Math.max(1, Math.floor(n / 400));
+    for (let q = 0; q < n; q++) {
+      if (q % step && q < n - 200) continue;
+      const x = x2(o.waits[q]).toFixed(1);
+      pts.push(`${x},${y2((n - q) / n).toFixed(1)}`);
+      if (q < n - 1) pts.push(`${x},${y2((n - q - 1) / n).toFixed(1)}`);
+    }
     parts.push(`<polyline fill="none" stroke="${c}" stroke-width="1.5" points="${pts.join(' ')}"/>`);
-    parts.push(`<text x="${W - pad - 330}" y="${pad + 16 + 16 * k}" fill="${c}">${esc(`${o.label}: bsld ${o.res.avgBsld.toFixed(1)}`)}</text>`);
+    // The legend stands beside the plots, where it covers no curve.
+    parts.push(`<rect x="${legendX}" y="${pad + 6 + 16 * k}" width="12" height="3" fill="${c}"/><text x="${legendX + 18}" y="${pad + 12 + 16 * k}" fill="${c}">${esc(`${o.label}: bsld ${o.res.avgBsld.toFixed(1)}, max wait ${h(o.waits[n - 1] ?? 0)} h`)}</text>`);
   });
   parts.push('</svg>');
   return parts.join('\n');
@@ -232,12 +256,13 @@ export function registerSimulateCommand(program: Command): void {
     .option('--carbon-slack <x>', "a -carbon policy holds a job at most x × its requested walltime too (default 0.25)", num('--carbon-slack'))
     .option('--idle-w <watts>', 'idle power of nodes without idlePowerW (default: placement/energy.ts DEFAULT_POWER)', num('--idle-w'))
     .option('--busy-w <watts>', 'full-load power of nodes without powerW', num('--busy-w'))
+    .option('--skip-malformed', 'leave out SWF records with a field that is not a number (counted and reported) instead of stopping at the first')
     .option('--json', 'machine-readable output')
-    .action((file: string, o: Omit<SimulateOptions, 'policies'> & { policies: string; json?: boolean }) => {
+    .action((file: string, o: Omit<SimulateOptions, 'policies'> & { policies: string; json?: boolean; skipMalformed?: boolean }) => {
       if (o.format && o.format !== 'swf' && o.format !== 'csv') throw new InputError('simulate options', [{ path: '--format', message: `expected swf or csv, got ${JSON.stringify(o.format)}` }]);
-      const { carbonMaxDelay, ...rest } = o;
+      const { carbonMaxDelay, skipMalformed, ...rest } = o;
       const opts: SimulateOptions = { ...rest, policies: o.policies.split(',').map((p) => p.trim()).filter(Boolean), ...(carbonMaxDelay !== undefined && { carbonMaxDelay: carbonMaxDelay * 3600 }) };
-      const trace = readTrace(file, opts.format);
+      const trace = readTrace(file, opts.format, { skipMalformed });
       const { outcomes, capacity, skipped, jobs } = runSimulation(trace, opts);
       if (opts.plot) writeFileSync(opts.plot, plotSvg(outcomes, capacity, `${file}: ${jobs.length} jobs on ${capacity} processors`));
       if (o.json) {
@@ -245,6 +270,7 @@ export function registerSimulateCommand(program: Command): void {
         return;
       }
       console.log(`${file}: ${jobs.length} job(s) from #${opts.from} on ${capacity} processors${skipped ? ` (${skipped} larger than the machine left out)` : ''}`);
+      if (trace.malformed) console.log(`note: ${trace.malformed} malformed record(s) left out (--skip-malformed), the first on line ${trace.firstMalformed}`);
       if (trace.unsized) console.log(`note: ${trace.unsized} record(s) of the trace name no processor count (cancelled before they started) and are left out`);
       if (trace.noRequest) console.log(`note: ${trace.noRequest} job(s) of the trace have no requested time; their run time stands in for it, so policies see exact estimates for them`);
       console.log(formatTable(outcomes));

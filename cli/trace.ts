@@ -21,7 +21,14 @@ export interface Trace {
   unsized?: number;
   /** Jobs whose requested time was unknown (-1), so their run time stands in for it: an oracle estimate. */
   noRequest?: number;
+  /** Records left out because a field is not a number or the record is short (only with skipMalformed; otherwise an error). */
+  malformed?: number;
+  /** The first malformed record's line, when some were skipped. */
+  firstMalformed?: number;
 }
+
+/** The SWF fields the replay reads (0-based): job, submit, run, allocated and requested processors, requested time, user. */
+const SWF_FIELDS: [number, string][] = [[0, 'job number'], [1, 'submit time'], [3, 'run time'], [4, 'allocated processors'], [7, 'requested processors'], [8, 'requested time'], [11, 'user id']];
 
 /**
  * SWF as RLScheduler reads it: processors = max(allocated, requested); requested time -1 → run time;
@@ -30,13 +37,22 @@ export interface Trace {
  * started, as in LLNL-Thunder's log) is dropped too and counted in `unsized`: HPCSim gives it zero
  * nodes, and the engine would reject it as an unplaceable request.
  */
-export function parseSwf(text: string): Trace {
+export function parseSwf(text: string, opts: { skipMalformed?: boolean; source?: string } = {}): Trace {
+  let malformed = 0;
+  let firstMalformed: number | undefined;
+  let lineNo = 0;
+  const bad = (message: string) => {
+    if (!opts.skipMalformed) throw new InputError('job trace', [{ path: 'record', line: lineNo, message: `${message} (--skip-malformed leaves such records out and counts them)` }], { source: opts.source ?? 'trace' });
+    malformed++;
+    firstMalformed ??= lineNo;
+  };
   let maxProcs = 0;
   let maxNodes = 0;
   const jobs: TraceJob[] = [];
   let unsized = 0;
   let noRequest = 0;
   for (const line of text.split('\n')) {
+    lineNo++;
     if (line.startsWith(';')) {
       const m = /^;\s*MaxProcs:\s*(\d+)/.exec(line);
       if (m) maxProcs = Number(m[1]);
@@ -44,8 +60,18 @@ export function parseSwf(text: string): Trace {
       if (n) maxNodes = Number(n[1]);
       continue;
     }
-    const f = line.trim().split(/\s+/);
-    if (f.length < 18) continue;
+    const trimmed = line.trim();
+    if (!trimmed) continue;
+    const f = trimmed.split(/\s+/);
+    if (f.length < 18) {
+      bad(`an SWF record has 18 fields, this one ${f.length}`);
+      continue;
+    }
+    const wrong = SWF_FIELDS.find(([i]) => !Number.isFinite(Number(f[i])));
+    if (wrong) {
+      bad(`field ${wrong[0] + 1} (${wrong[1]}) is not a number: ${JSON.stringify(f[wrong[0]])}`);
+      continue;
+    }
     let run = Number(f[3]);
     if (run < 0) run = 10;
     if (run <= 0) continue;
@@ -63,7 +89,7 @@ export function parseSwf(text: string): Trace {
   }
   jobs.sort((a, b) => a.id - b.id);
   if (maxProcs === 0) maxProcs = maxNodes;
-  return { jobs, maxProcs, maxNodes, unsized, noRequest };
+  return { jobs, maxProcs, maxNodes, unsized, noRequest, ...(malformed ? { malformed, firstMalformed } : {}) };
 }
 
 const CSV_COLUMNS = ['submit', 'run', 'procs'] as const;

@@ -40,7 +40,7 @@ function where(p: Placement, s: ClusterState, fit: Fit, pol: PolicyConfig, job: 
   // Islands are named only where the inventory declares some: a laptop or a flat cluster has none.
   const islands = fit.nodes.some((i) => s.islands[s.islandOf[i]].declared) ? `, ${p.ibIslands} IB island(s)` : '';
   const span = `${p.nodes.length} node(s) of ${p.site}/${p.cluster}/${p.partition}` + (p.nvlinkDomains ? `, ${p.nvlinkDomains} NVLink domain(s)` : '') + islands;
-  const temp = pol.thermal && fit.nodes.some((i) => s.temp[i] > 0) ? `, coolest rack ${Math.min(...fit.nodes.map((i) => s.temp[i]))} °C` : '';
+  const temp = pol.thermal && fit.nodes.some((i) => s.temp[i] > 0) ? `, coolest rack ${fit.nodes.reduce((m, i) => Math.min(m, s.temp[i]), Infinity)} °C` : '';
   return span + temp + (fit.oversubscribed ? ', oversubscribed' : '') + (fit.why ? `; ${fit.why}` : '') + bound(job);
 }
 

@@ -65,10 +65,34 @@ export function decide(inv: Inventory, running: readonly RunningJob[], job: JobR
   return decideOn(buildState(inv, running), job, now, pol);
 }
 
-/** Everything in an inventory the state is built from, as one string: equal strings, equal states. */
-export function inventoryKey(inv: Inventory): string {
-  return JSON.stringify(inv);
+/**
+ * Plain data equal field by field (arrays element by element, objects key by key), without building
+ * a string of either: what tells an observed inventory from the kept one. Loops over lists; it
+ * recurses only as deep as the inventory nests (site, cluster, partition, node, price).
+ */
+export function sameData(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return a !== a && b !== b; // NaN equals NaN
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let k = 0; k < a.length; k++) if (!sameData(a[k], b[k])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let n = 0;
+  for (const k in x) {
+    if (x[k] === undefined) continue;
+    n++;
+    if (!sameData(x[k], y[k])) return false;
+  }
+  for (const k in y) if (y[k] !== undefined) n--;
+  return n === 0;
 }
+
+/** The same inventory: equal inventories build equal states. */
+export const sameInventory = (a: Inventory, b: Inventory): boolean => sameData(a.sites, b.sites);
 
 /** Same nodes and slots; GPU indices only where both sides name them (an observation that does not
  *  say which GPUs a job holds leaves them where the state has them). */
@@ -76,7 +100,7 @@ const sameSlots = (a: RunningJob['nodes'], b: RunningJob['nodes']) =>
   a.length === b.length && a.every((n, k) => n.node === b[k].node && n.slots === b[k].slots && (!n.gpuIndex || !b[k].gpuIndex || n.gpuIndex.join(',') === b[k].gpuIndex.join(',')));
 
 /** Shallow equality of two job requests (their `per` compared field by field). */
-function sameJob(a: JobRequest, b: JobRequest): boolean {
+export function sameJob(a: JobRequest, b: JobRequest): boolean {
   if (a === b) return true;
   const ka = Object.keys(a) as (keyof JobRequest)[];
   if (ka.length !== Object.keys(b).length) return false;
@@ -90,16 +114,22 @@ function sameJob(a: JobRequest, b: JobRequest): boolean {
   return true;
 }
 
-const sameRun = (a: RunningJob, b: RunningJob) => a.start === b.start && sameSlots(a.nodes, b.nodes) && sameJob(a.job, b.job);
+export const sameRun = (a: RunningJob, b: RunningJob) => a.start === b.start && sameSlots(a.nodes, b.nodes) && sameJob(a.job, b.job);
+
+/** What one decision on the kept state may leave out or may not preempt (LiveCluster.decide). */
+export interface DecideOptions {
+  without?: Iterable<string>;
+  mayPreempt?: (victim: JobRequest) => boolean;
+}
 
 export class LiveCluster {
   private s: ClusterState;
-  private invKey: string;
+  private inv: Inventory;
   /** What was booked for each running job, as it was given (observations are diffed against it). */
   private readonly booked = new Map<string, RunningJob>();
 
   constructor(inv: Inventory, running: readonly RunningJob[] = []) {
-    this.invKey = inventoryKey(inv);
+    this.inv = inv;
     this.s = new ClusterState(inv);
     for (const r of running) this.start(r);
   }
@@ -143,9 +173,8 @@ export class LiveCluster {
    * different inventory (nodes added, drained, resized) builds the state again.
    */
   observe(inv: Inventory, running: readonly RunningJob[]): ObserveResult {
-    const key = inventoryKey(inv);
-    if (key !== this.invKey) {
-      this.invKey = key;
+    if (!sameInventory(inv, this.inv)) {
+      this.inv = inv;
       this.s = new ClusterState(inv);
       this.booked.clear();
       let started = 0;
@@ -165,21 +194,28 @@ export class LiveCluster {
       else started++;
       this.start(r);
     }
-    for (const id of [...this.booked.keys()]) if (!seen.has(id)) finished += Number(this.finish(id));
+    const gone: string[] = [];
+    for (const id of this.booked.keys()) if (!seen.has(id)) gone.push(id);
+    for (const id of gone) finished += Number(this.finish(id));
     return { rebuilt: false, started, finished, changed };
   }
 
   /**
    * The decision for one job now, on the kept state. The pass books a start (and releases victims)
    * as it goes; ClusterState.rollback takes both back and restores every figure they touched, so the
-   * state is as it was to the last bit.
+   * state is as it was to the last bit. `ask.without`: running jobs the decision leaves out (released
+   * for it, booked again after); `ask.mayPreempt`: which running jobs this asker may take as victims,
+   * beyond their own `preemptible` (the activity's rule: its own run's jobs and higher priorities never).
    */
-  decide(job: JobRequest, now: number, pol: PolicyConfig): Decision {
+  decide(job: JobRequest, now: number, pol: PolicyConfig, ask: DecideOptions = {}): Decision {
     const s = this.s;
     s.begin();
+    s.mayPreempt = ask.mayPreempt;
     try {
+      if (ask.without) for (const id of ask.without) s.release(id);
       return decideOn(s, job, now, pol);
     } finally {
+      s.mayPreempt = undefined;
       s.rollback();
     }
   }

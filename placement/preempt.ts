@@ -49,7 +49,7 @@ export function chooseVictims(s: ClusterState, job: JobRequest, now: number, pol
   // ranks at or below every running one (a blocked job would otherwise walk them all to find nothing).
   if (!guaranteeAllows && !reclaims && pol.order !== 'las' && pol.order !== 'srsf' && !(s.lowestPriority() < r)) return undefined;
   for (const a of s.running.values()) {
-    if (a.job.preemptible === false) continue;
+    if (a.job.preemptible === false || (s.mayPreempt && !s.mayPreempt(a.job))) continue;
     const byRank = rank(pol, a.job) < r;
     const byGuarantee = !byRank && guaranteeAllows !== undefined && guaranteeAllows(a.job);
     const byReclaim = !byRank && !byGuarantee && reclaims !== undefined && reclaims(a.job);

@@ -274,7 +274,7 @@ export function simulate(inv: Inventory, jobs: SimJob[], pol: PolicyConfig, opts
     const run = (jobs: JobRequest[], p: PolicyConfig) => {
       const ds = schedule(s, jobs, now, p);
       for (const d of ds) if (d.kind === 'reject') gone.add(d.jobId);
-      out.push(...ds);
+      for (const d of ds) out.push(d);
       return ds;
     };
     // HPCSim's moveforward_for_job feeds an empty queue one arrival at a time and picks among what is

@@ -295,6 +295,11 @@ export class ClusterState {
   freeGpu = 0;
   freeMem = 0;
   private journal: Journal | undefined;
+  /**
+   * Set for one decision only (LiveCluster.decide): running jobs it returns false for are never
+   * preemption victims, whatever their `preemptible` says. Undefined: `preemptible` alone decides.
+   */
+  mayPreempt: ((victim: JobRequest) => boolean) | undefined;
   /** Allocations on each node: when the last leaves, its use is exactly zero again (no rounding left over). */
   private readonly jobsOn: Int32Array;
 

@@ -2,10 +2,12 @@
 // and 10k nodes (8-GPU, 64-core nodes, one NVLink domain per node, 32-node IB islands, half-loaded).
 // Job shapes are real: alternating Philly GPU jobs and HPC2N MPI jobs (8-GPU jobs need one NVLink
 // domain: the engine holds needsNvlink jobs to one domain, which larger jobs on these 8-GPU nodes
-// cannot have). Run: npm run bench:placement-speed
+// cannot have). Then the placeJob activity as pipelines call it (bench/placement/activity-speed.ts).
+// Run: npm run bench:placement-speed (PLACEMENT_SPEED_ONLY=activity: that table alone)
 import { ClusterState, policy, schedule, type Inventory, type JobRequest, type PolicyConfig } from '../../placement/index.js';
 import { loadPhilly, loadSwf } from './traces.js';
 import { measureBatch, measureLive } from './live-speed.js';
+import { measureActivity } from './activity-speed.js';
 
 function inventory(nodes: number): Inventory {
   const list = Array.from({ length: nodes }, (_, i) => ({
@@ -75,12 +77,15 @@ function measure(nodes: number, queue: JobRequest[], pol: PolicyConfig, cpuBound
 }
 
 const queue = shapes(5000);
+const fmtRate = (x: number) => Math.round(x).toLocaleString('en');
 const configs: [string, PolicyConfig][] = [
   ['full policy (DRF, QoS, EASY, topology, thermal, cost)', policy({ tenants: Array.from({ length: 7 }, (_, k) => ({ name: `t${k}`, weight: 1 })), preemption: false })],
   ['full policy + preemption', policy({ tenants: Array.from({ length: 7 }, (_, k) => ({ name: `t${k}`, weight: 1 })) })],
   ['FCFS + EASY, first-fit', policy({ order: 'fcfs', topology: false, quotas: false, qos: false, fairShare: false, preemption: false })],
 ];
 /** The goal the table is checked against: decisions emitted per second of a pass at this many nodes. */
+// PLACEMENT_SPEED_ONLY=activity: only the activity-path table (a quick run).
+if (process.env.PLACEMENT_SPEED_ONLY !== 'activity') {
 const GOAL = { decPerSec: 10_000, nodes: 10_000 };
 console.log('\nPlacement speed: one pass over 5,000 queued jobs (median of 3), this machine');
 console.log('jobs examined/s = queued jobs / pass time (every job is looked at); decisions/s = decisions emitted (start, preempt, reserve, reject) / pass time: under EASY a blocked job after the first reservation gets none.');
@@ -101,7 +106,7 @@ for (const cpuBound of [false, true]) {
 }
 console.log('\nGrowth 1k → 10k nodes (10× nodes), half-loaded rows: cost per job ×' + Object.entries(res).map(([n, [a, b]]) => `${(a / b).toFixed(2)} (${n.split(' (')[0]})`).join(', ×'));
 const missed = atGoal.filter((g) => g.decPerSec < GOAL.decPerSec);
-const fmtRate = (x: number) => Math.round(x).toLocaleString('en');
+
 console.log(`Goal ≥ ${fmtRate(GOAL.decPerSec)} decisions/s at ${fmtRate(GOAL.nodes)} nodes, per row: ` + atGoal.map((g) => `${g.row}: ${fmtRate(g.decPerSec)} (${g.decPerSec >= GOAL.decPerSec ? 'met' : 'MISSED'})`).join('; '));
 console.log(missed.length ? `goal MISSED (${missed.length} of ${atGoal.length} rows at ${fmtRate(GOAL.nodes)} nodes below ${fmtRate(GOAL.decPerSec)} decisions/s)` : `goal met (all ${atGoal.length} rows at ${fmtRate(GOAL.nodes)} nodes, slowest ${fmtRate(Math.min(...atGoal.map((g) => g.decPerSec)))} decisions/s)`);
 
@@ -123,3 +128,26 @@ for (const busy of [false, true]) {
   }
 }
 console.log(`Goal ≥ ${fmtRate(LIVE_GOAL.decPerSec)} live decisions/s at ${fmtRate(LIVE_GOAL.nodes)} nodes: ` + liveAtGoal.map((g) => `${g.row}: ${fmtRate(g.perSec)} (${g.perSec >= LIVE_GOAL.decPerSec ? 'met' : 'MISSED'})`).join('; '));
+}
+
+// ---------- the activity path: placeJob as pipelines call it ----------
+const ACT_GOAL = { perSec: 5000, nodes: 10_000 };
+const actSizes = (process.env.PLACEMENT_ACTIVITY_SIZES ?? '1000,10000,50000,100000').split(',').map(Number);
+const actBudgetMs = Number(process.env.PLACEMENT_ACTIVITY_MS ?? 2000);
+console.log(`\nActivity path (placeJob from createPlacementActivities, inventory source in process, no network; jobs start and finish at the site as the submit/watch activities see them), policy: ${configs[1][0]}; 3 × nodes running jobs (a tenth Tandem's, preemptible); each row ${actBudgetMs / 1000} s of calls after one untimed first call. Tenant policy: the tenant may use partition p0 (half the nodes).`);
+console.log('| nodes | running jobs | tenant policy | first call (ms) | activity decisions/s | µs per call | starts / reserves | source gathers | engine-only decisions/s | activity ÷ engine | heap MB per 10k nodes |');
+console.log('|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+const actAtGoal: { row: string; perSec: number }[] = [];
+const actFailed: string[] = [];
+const actPol = { tenants: Array.from({ length: 7 }, (_, k) => ({ name: `t${k}`, weight: 1 })) };
+for (const nodes of actSizes) {
+  for (const tenantPolicy of [false, true]) {
+    const m = await measureActivity(nodes, queue, actPol, policy(actPol), tenantPolicy, actBudgetMs, 50_000);
+    if (m.error) actFailed.push(`${nodes.toLocaleString('en')} nodes${tenantPolicy ? ' with tenant policy' : ''}: ${m.error}`);
+    if (nodes === ACT_GOAL.nodes) actAtGoal.push({ row: tenantPolicy ? 'with tenant policy' : 'no tenant policy', perSec: m.error ? 0 : m.perSec });
+    const rate = (x: number) => (x < 10 ? x.toFixed(1) : fmtRate(x));
+    console.log(`| ${nodes.toLocaleString('en')} | ${m.running.toLocaleString('en')} | ${tenantPolicy ? 'p0 only' : 'none'} | ${m.error ? 'FAILED' : m.firstCallMs.toFixed(0)} | ${m.error ? `FAILED: ${m.error}` : rate(m.perSec)} | ${m.error ? '' : m.usPer.toFixed(0)} | ${m.starts} / ${m.reserves} | ${m.gathers} | ${fmtRate(m.engine.perSec)} | ${m.error ? '' : (m.perSec / m.engine.perSec).toFixed(2)} | ${m.heapMBPer10k.toFixed(0)} |`);
+  }
+}
+if (actAtGoal.length) console.log(`Goal ≥ ${fmtRate(ACT_GOAL.perSec)} activity decisions/s at ${fmtRate(ACT_GOAL.nodes)} nodes: ` + actAtGoal.map((g) => `${g.row}: ${fmtRate(g.perSec)} (${g.perSec >= ACT_GOAL.perSec ? 'met' : 'MISSED'})`).join('; '));
+console.log(actFailed.length ? `sizes that FAILED: ${actFailed.join('; ')}` : 'no size failed');

@@ -95,7 +95,7 @@ export const PUBLISHED: { match: RegExp; name: string; bsld: number }[] = [
   { match: /hpc2n/i, name: 'F1 + EASY (RLScheduler Table V)', bsld: 71.95 },
   { match: /sdsc-sp2/i, name: 'RL + EASY (RLScheduler Table V)', bsld: 397.82 },
   { match: /lublin_256_new2/i, name: 'SJF + EASY (RLScheduler Table V, Lublin-2)', bsld: 91.99 },
-  { match: /lublin_256(\.swf)?$/i, name: 'RL + EASY (RLScheduler Table V, Lublin-1)', bsld: 58.64 },
+  { match: /lublin_256(\.swf)?(\.gz)?$/i, name: 'RL + EASY (RLScheduler Table V, Lublin-1)', bsld: 58.64 },
 ];
 
 export interface SwfResult {

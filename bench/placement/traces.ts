@@ -1,12 +1,14 @@
 // Loaders for the real traces under ../shared/data/traces (see its PROVENANCE.md).
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { mulberry32 } from '../../programs/rng.js';
 import { parseSwf, type Trace, type TraceJob } from '../../cli/trace.js';
 
-export const TRACES = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'shared', 'data', 'traces');
+const here = dirname(fileURLToPath(import.meta.url));
+/** TANDEM_TRACES, else shared/data/traces beside the checkout (../shared) or beside its parent (a worktree under wt/). */
+export const TRACES = process.env.TANDEM_TRACES ?? [join(here, '..', '..', '..', 'shared', 'data', 'traces'), join(here, '..', '..', '..', '..', 'shared', 'data', 'traces')].find((d) => existsSync(d)) ?? join(here, '..', '..', '..', 'shared', 'data', 'traces');
 
 /** One SWF job (cli/trace.ts parses the format, for `tandem simulate` and these benches alike). */
 export type SwfJob = TraceJob;
