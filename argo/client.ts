@@ -110,12 +110,30 @@ export class ArgoClient {
     return (await this.handle(name).result()) as ArgoStatus;
   }
 
+  /**
+   * The Argo workflows, newest first, each with Argo's phase: a run that completed in Temporal may have
+   * Failed or Errored in Argo (the interpreter returns the final status rather than failing), so a
+   * completed run's phase is read from its result; a running one is Running; otherwise Temporal's
+   * close status (TERMINATED, CANCELED, TIMED_OUT, FAILED) is shown as it is.
+   */
   async list(): Promise<{ name: string; status: string; startTime: Date; closeTime?: Date }[]> {
     const out: { name: string; status: string; startTime: Date; closeTime?: Date }[] = [];
     for await (const w of listExecutions(this.client, `WorkflowType = '${ARGO_WORKFLOW_TYPE}'`)) {
       out.push({ name: w.workflowId.replace(ID_PREFIX, ''), status: w.status, startTime: w.startTime, closeTime: w.closeTime });
       if (out.length >= 200) break;
     }
+    await Promise.all(
+      out.map(async (w) => {
+        if (w.status === 'RUNNING') w.status = 'Running';
+        else if (w.status === 'COMPLETED') {
+          const phase = await this.handle(w.name)
+            .result()
+            .then((r) => (r as ArgoStatus | undefined)?.phase)
+            .catch(() => undefined);
+          if (phase) w.status = phase;
+        }
+      }),
+    );
     return out;
   }
 
