@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { InputError, formatIssue } from '../contract/input-error.js';
 import { lintFile } from '../argo/lint/validate.js';
+import { notApplied } from '../argo/lint/runnable.js';
 import { ArgoClient, prepare, templateLibrary, localJobDir } from '../argo/client.js';
 import type { ArgoNode, ArgoStatus } from '../argo/lang/types.js';
 import { printError } from './errors.js';
@@ -110,6 +111,8 @@ export function registerArgoCommands(program: Command, connect: () => Promise<Ar
         }
         throw e;
       }
+      const spec = (p.doc.spec ?? {}) as Record<string, unknown>;
+      for (const note of notApplied(p.doc.kind === 'CronWorkflow' ? ((spec.workflowSpec ?? {}) as Record<string, unknown>) : spec)) console.error(`note: ${note}`);
       await withClient(async (c) => {
         const { id, schedule } = await c.submit(p, { parameters, name: o.name });
         console.log(schedule ? `CronWorkflow ${id} scheduled` : `Name: ${id}\nStatus: Pending`);

@@ -56,6 +56,20 @@ test('argo submit --watch prints the node tree with phases; -p reaches the workf
     expect(row('prepare(1:1)')).toMatch(/✔ prepare\(1:1\)/);
     expect(row('simulate')).toMatch(/✔ simulate\s+simulate\s+md-cli-\S+\s+\d+s\s+slurm: no Slurm target on this worker; ran locally \(16 nodes requested\)$/);
     expect(row('report')).toMatch(/✔ report\s+report/);
+    // Fields Argo acts on and the interpreter does not are named before the run starts, not ignored silently.
+    const dir = tempDir('argo-cli-notes');
+    writeFileSync(
+      join(dir, 'gc.yaml'),
+      'apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {generateName: gc-}\nspec:\n  entrypoint: main\n  ttlStrategy: {secondsAfterCompletion: 10}\n  podGC: {strategy: OnPodCompletion}\n  archiveLogs: true\n  templates:\n  - name: main\n    container: {image: alpine, command: [echo, hi]}\n',
+    );
+    const noted = await tandem(['argo', 'submit', join(dir, 'gc.yaml'), '--watch'], env);
+    expect(noted.code).toBe(0);
+    expect(noted.err.split('\n').filter(Boolean)).toEqual([
+      expect.stringMatching(/^note: spec\.ttlStrategy is not applied/),
+      expect.stringMatching(/^note: spec\.podGC is not applied/),
+      expect.stringMatching(/^note: spec\.archiveLogs is not applied/),
+    ]);
+    expect(noted.out).toMatch(/^Status: {14}Succeeded$/m);
     // -p with an undeclared name: lint fails, exit non-zero, and nothing runs.
     const bad = await tandem(['argo', 'submit', 'templates/argo/molecular-dynamics.yaml', '-p', 'slurm-node=2'], env);
     expect(bad.code).not.toBe(0);
