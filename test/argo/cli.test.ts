@@ -70,6 +70,16 @@ test('argo submit --watch prints the node tree with phases; -p reaches the workf
       expect.stringMatching(/^note: spec\.archiveLogs is not applied/),
     ]);
     expect(noted.out).toMatch(/^Status: {14}Succeeded$/m);
+    // A file of several Workflows: each is submitted (as `argo submit` does), each watched to its end.
+    const wf = (n: string, code: number) => `apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {generateName: ${n}-}\nspec:\n  entrypoint: main\n  templates:\n  - name: main\n    container: {image: alpine, command: [sh, -c, "exit ${code}"]}\n`;
+    writeFileSync(join(dir, 'two.yaml'), `${wf('first', 0)}---\n${wf('second', 3)}`);
+    const two = await tandem(['argo', 'submit', join(dir, 'two.yaml'), '--watch'], env);
+    expect(two.out.match(/^Name: \S+$/gm)).toEqual([expect.stringMatching(/^Name: first-/), expect.stringMatching(/^Name: second-/)]); // as each started
+    expect(two.out.match(/^Status: +(Succeeded|Failed)$/gm)).toEqual([expect.stringMatching(/Succeeded$/), expect.stringMatching(/Failed$/)]);
+    expect(two.code).toBe(1); // one of them failed
+    const named = await tandem(['argo', 'submit', join(dir, 'two.yaml'), '--name', 'x'], env);
+    expect(named.code).toBe(1);
+    expect(named.err).toMatch(/--name names one workflow, but .*two\.yaml has 2 to submit/);
     // -p with an undeclared name: lint fails, exit non-zero, and nothing runs.
     const bad = await tandem(['argo', 'submit', 'templates/argo/molecular-dynamics.yaml', '-p', 'slurm-node=2'], env);
     expect(bad.code).not.toBe(0);
