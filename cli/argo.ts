@@ -82,7 +82,14 @@ export function registerArgoCommands(program: Command, connect: () => Promise<Ar
       let bad = 0;
       for (const f of files) {
         const r = lintFile(f, { library });
-        if (r.issues.length === 0) console.log(`${f}: no linting errors found`);
+        if (r.issues.length === 0) {
+          console.log(`${f}: no linting errors found`);
+          // Valid for Argo, but not all of it applies here: said, not ignored.
+          for (const d of r.documents.filter((x) => x.kind === 'Workflow' || x.kind === 'CronWorkflow')) {
+            const spec = (d.value.spec ?? {}) as Record<string, unknown>;
+            for (const note of notApplied(d.kind === 'CronWorkflow' ? ((spec.workflowSpec ?? {}) as Record<string, unknown>) : spec)) console.error(`${f}: note: ${note}`);
+          }
+        }
         else {
           bad++;
           for (const i of r.issues) console.error(formatIssue(i));

@@ -60,13 +60,14 @@ test('argo submit --watch prints the node tree with phases; -p reaches the workf
     const dir = tempDir('argo-cli-notes');
     writeFileSync(
       join(dir, 'gc.yaml'),
-      'apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {generateName: gc-}\nspec:\n  entrypoint: main\n  ttlStrategy: {secondsAfterCompletion: 10}\n  podGC: {strategy: OnPodCompletion}\n  archiveLogs: true\n  templates:\n  - name: main\n    container: {image: alpine, command: [echo, hi]}\n',
+      'apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {generateName: gc-}\nspec:\n  entrypoint: main\n  ttlStrategy: {secondsAfterCompletion: 10}\n  podGC: {strategy: OnPodCompletion}\n  archiveLogs: true\n  hooks:\n    running: {template: main, expression: \'workflow.status == "Running"\'}\n  templates:\n  - name: main\n    container: {image: alpine, command: [echo, hi]}\n',
     );
     const noted = await tandem(['argo', 'submit', join(dir, 'gc.yaml'), '--watch'], env);
     expect(noted.code).toBe(0);
     expect(noted.err.split('\n').filter(Boolean)).toEqual([
       expect.stringMatching(/^note: spec\.ttlStrategy is not applied/),
       expect.stringMatching(/^note: spec\.podGC is not applied/),
+      'note: lifecycle hook spec.hooks.running will not run: only exit hooks run here',
       expect.stringMatching(/^note: spec\.archiveLogs is not applied/),
     ]);
     expect(noted.out).toMatch(/^Status: {14}Succeeded$/m);
