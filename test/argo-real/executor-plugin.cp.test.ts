@@ -8,15 +8,14 @@
 import { readFileSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import type { KubernetesObject } from '@kubernetes/client-node';
-import { parse, parseAllDocuments } from 'yaml';
+import { parse } from 'yaml';
 import { LocalServingBackend } from '../../backends/local-serving.js';
 import type { PipelineStatus, TimelineEntry } from '../../contract/status.js';
 import { address, startWorker, tempDir, uniqueQueue, waitFor } from '../helpers.js';
 import { startControlPlane, type ControlPlane } from '../kubernetes/control-plane.js';
 import { ARGO_POD_STAGE, startArgo, type Argo, type ArgoNode, type Workflow } from './argo.js';
+import { PLUGIN_DIR as DIR, TANDEM_COMMAND, tandemPluginObjects } from './tandem-plugin.js';
 
-const DIR = join(process.cwd(), 'templates/argo/executor-plugin');
 const queue = uniqueQueue('argo-real');
 const home = tempDir('argo-real');
 let cp: ControlPlane;
@@ -62,27 +61,12 @@ async function temporalProxy(target: string): Promise<Outage> {
   return { address: `127.0.0.1:${listenPort}`, down, up: listen, close: async () => down() };
 }
 
-const yamlDocs = (file: string) => parseAllDocuments(readFileSync(join(DIR, file), 'utf8')).map((d) => d.toJS() as KubernetesObject & { data?: Record<string, string> });
-
-/** The shipped plugin ConfigMap as an operator installs it: their Temporal address and task queue set. */
-function pluginConfigMap(): KubernetesObject {
-  const [cm] = yamlDocs('tandem-executor-plugin-configmap.yaml');
-  const container = parse(cm!.data!['sidecar.container']) as { command: string[]; env: { name: string; value: string }[] };
-  const env: Record<string, string> = { TEMPORAL_ADDRESS: temporal.address, TANDEM_TASK_QUEUE: queue };
-  container.env = container.env.map((e) => (e.name in env ? { ...e, value: env[e.name]! } : e));
-  // Read the workflows often, so a stop shows within a couple of seconds here (default 5s).
-  container.command = [...container.command, '--watch-every', '1s'];
-  return { ...cm!, data: { ...cm!.data, 'sidecar.container': JSON.stringify(container) } } as KubernetesObject;
-}
-
 beforeAll(async () => {
   temporal = await temporalProxy(address());
   cp = await startControlPlane({ nodes: [{ name: 'argo-node-1', cpu: '16', memory: '64Gi' }], extraStages: [ARGO_POD_STAGE] });
   w = await startWorker({ taskQueue: queue, home });
-  argo = await startArgo(cp, {
-    objects: [pluginConfigMap(), ...yamlDocs('rbac.yaml')],
-    commands: { tandem: [process.execPath, join(process.cwd(), 'bin/tandem.js')] },
-  });
+  // The sidecar reads the workflows every second (default 5s), so a stop shows within a couple of seconds here.
+  argo = await startArgo(cp, { objects: tandemPluginObjects({ temporalAddress: temporal.address, taskQueue: queue, extraArgs: ['--watch-every', '1s'] }), commands: TANDEM_COMMAND });
 }, 180_000);
 
 afterAll(async () => {
