@@ -32,16 +32,31 @@ export interface Prepared {
   library: Library;
 }
 
-/** Lints a file (or text) and returns its one runnable document; throws ArgoValidationError. */
-export function prepare(file: string, opts: { parameters?: Record<string, string>; templateDirs?: string[]; text?: string } = {}): Prepared {
+type PrepareOptions = { parameters?: Record<string, string>; templateDirs?: string[]; text?: string };
+
+/**
+ * Lints a file (or text) and returns every Workflow and CronWorkflow in it, in file order (as
+ * `argo submit` submits each document of a file); throws ArgoValidationError, before anything starts,
+ * when any document has an issue or there is nothing to submit.
+ */
+export function prepareAll(file: string, opts: PrepareOptions = {}): Prepared[] {
   const library = templateLibrary(opts.templateDirs);
   const lint = opts.text !== undefined ? lintText(opts.text, file, { library, parameters: opts.parameters }) : lintFile(file, { library, parameters: opts.parameters });
   if (lint.issues.length) throw new ArgoValidationError(lint.issues);
   const runnable = lint.documents.filter((d) => d.kind === 'Workflow' || d.kind === 'CronWorkflow');
-  if (runnable.length !== 1) {
-    throw new ArgoValidationError([{ source: file, path: '', message: `expected exactly one Workflow or CronWorkflow to submit, found ${runnable.length}${lint.documents.length ? ` (${lint.documents.map((d) => d.kind).join(', ')})` : ''}` }]);
+  if (runnable.length === 0) {
+    throw new ArgoValidationError([{ source: file, path: '', message: `expected a Workflow or CronWorkflow to submit, found none${lint.documents.length ? ` (${lint.documents.map((d) => d.kind).join(', ')})` : ''}` }]);
   }
-  return { lint, doc: runnable[0]!.value, library };
+  return runnable.map((d) => ({ lint, doc: d.value, library }));
+}
+
+/** Lints a file (or text) and returns its one runnable document; throws ArgoValidationError. */
+export function prepare(file: string, opts: PrepareOptions = {}): Prepared {
+  const all = prepareAll(file, opts);
+  if (all.length !== 1) {
+    throw new ArgoValidationError([{ source: file, path: '', message: `expected exactly one Workflow or CronWorkflow, found ${all.length} (${all.map((p) => p.doc.kind).join(', ')})` }]);
+  }
+  return all[0]!;
 }
 
 export class ArgoClient {
@@ -110,12 +125,30 @@ export class ArgoClient {
     return (await this.handle(name).result()) as ArgoStatus;
   }
 
+  /**
+   * The Argo workflows, newest first, each with Argo's phase: a run that completed in Temporal may have
+   * Failed or Errored in Argo (the interpreter returns the final status rather than failing), so a
+   * completed run's phase is read from its result; a running one is Running; otherwise Temporal's
+   * close status (TERMINATED, CANCELED, TIMED_OUT, FAILED) is shown as it is.
+   */
   async list(): Promise<{ name: string; status: string; startTime: Date; closeTime?: Date }[]> {
     const out: { name: string; status: string; startTime: Date; closeTime?: Date }[] = [];
     for await (const w of listExecutions(this.client, `WorkflowType = '${ARGO_WORKFLOW_TYPE}'`)) {
       out.push({ name: w.workflowId.replace(ID_PREFIX, ''), status: w.status, startTime: w.startTime, closeTime: w.closeTime });
       if (out.length >= 200) break;
     }
+    await Promise.all(
+      out.map(async (w) => {
+        if (w.status === 'RUNNING') w.status = 'Running';
+        else if (w.status === 'COMPLETED') {
+          const phase = await this.handle(w.name)
+            .result()
+            .then((r) => (r as ArgoStatus | undefined)?.phase)
+            .catch(() => undefined);
+          if (phase) w.status = phase;
+        }
+      }),
+    );
     return out;
   }
 

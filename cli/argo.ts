@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { InputError, formatIssue } from '../contract/input-error.js';
 import { lintFile } from '../argo/lint/validate.js';
-import { ArgoClient, prepare, templateLibrary, localJobDir } from '../argo/client.js';
+import { notApplied } from '../argo/lint/runnable.js';
+import { ArgoClient, prepareAll, templateLibrary, localJobDir } from '../argo/client.js';
+import { ArgoValidationError } from '../argo/lint/load.js';
 import type { ArgoNode, ArgoStatus } from '../argo/lang/types.js';
 import { printError } from './errors.js';
 import { useArgoSchema } from '../argo/lint/schema.js';
@@ -80,7 +82,14 @@ export function registerArgoCommands(program: Command, connect: () => Promise<Ar
       let bad = 0;
       for (const f of files) {
         const r = lintFile(f, { library });
-        if (r.issues.length === 0) console.log(`${f}: no linting errors found`);
+        if (r.issues.length === 0) {
+          console.log(`${f}: no linting errors found`);
+          // Valid for Argo, but not all of it applies here: said, not ignored.
+          for (const d of r.documents.filter((x) => x.kind === 'Workflow' || x.kind === 'CronWorkflow')) {
+            const spec = (d.value.spec ?? {}) as Record<string, unknown>;
+            for (const note of notApplied(d.kind === 'CronWorkflow' ? ((spec.workflowSpec ?? {}) as Record<string, unknown>) : spec)) console.error(`${f}: note: ${note}`);
+          }
+        }
         else {
           bad++;
           for (const i of r.issues) console.error(formatIssue(i));
@@ -99,9 +108,10 @@ export function registerArgoCommands(program: Command, connect: () => Promise<Ar
     .action(async (file: string, o: { parameter: string[]; templates?: string[]; name?: string; watch?: boolean }) => {
       const parameters = parseParams(o.parameter);
       cliConfig();
-      let p;
+      let all;
       try {
-        p = prepare(file, { parameters, templateDirs: o.templates });
+        all = prepareAll(file, { parameters, templateDirs: o.templates });
+        if (o.name && all.length > 1) throw new ArgoValidationError([{ source: file, path: '', message: `--name names one workflow, but ${file} has ${all.length} to submit` }]);
       } catch (e) {
         if (e instanceof InputError) {
           printError(e);
@@ -110,10 +120,21 @@ export function registerArgoCommands(program: Command, connect: () => Promise<Ar
         }
         throw e;
       }
+      for (const p of all) {
+        const spec = (p.doc.spec ?? {}) as Record<string, unknown>;
+        for (const note of notApplied(p.doc.kind === 'CronWorkflow' ? ((spec.workflowSpec ?? {}) as Record<string, unknown>) : spec)) console.error(`note: ${note}`);
+      }
       await withClient(async (c) => {
-        const { id, schedule } = await c.submit(p, { parameters, name: o.name });
-        console.log(schedule ? `CronWorkflow ${id} scheduled` : `Name: ${id}\nStatus: Pending`);
-        if (o.watch && !schedule) {
+        // Every document of the file, as `argo submit` does; all start before any is watched.
+        const started = [];
+        for (const p of all) {
+          const s = await c.submit(p, { parameters, name: o.name });
+          console.log(s.schedule ? `CronWorkflow ${s.id} scheduled` : `Name: ${s.id}\nStatus: Pending`);
+          started.push(s);
+        }
+        if (!o.watch) return;
+        for (const { id, schedule } of started) {
+          if (schedule) continue;
           const st = await c.wait(id);
           console.log(formatTree(st));
           if (st.phase !== 'Succeeded') process.exitCode = 1;

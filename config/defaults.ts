@@ -36,6 +36,13 @@ export const DEFAULTS = {
   devUiPort: 8233,
   /** `tandem ui`: Tandem's own read-only web view, on 127.0.0.1 (beside the Temporal Web UI's 8233). */
   uiPort: 8234,
+  /**
+   * `tandem argo executor-plugin serve --temporal-unreachable-limit`: how long Temporal may stay
+   * unreachable for one plugin node (answered Running with a requeue meanwhile) before the node fails.
+   */
+  pluginUnreachableLimitMs: 15 * 60_000,
+  /** `… serve --watch-every`: how often the plugin reads the Argo workflows of its unfinished runs. */
+  pluginWatchEveryMs: 5000,
   /** How long to wait for a started dev server's frontend to answer. */
   devServerStartTimeoutMs: 60_000,
   /** The SDK's connect timeout (a dead address fails fast with a hint). */

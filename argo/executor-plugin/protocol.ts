@@ -31,7 +31,7 @@ export interface ArgoParameter {
   value?: string;
 }
 
-/** wfv1.NodeResult. */
+/** wfv1.NodeResult. Argo v3.7 copies only `phase`, `message` and `outputs` into the node. */
 export interface NodeResult {
   phase: NodePhase;
   message?: string;
@@ -227,9 +227,11 @@ export function replyFor(o: RunObservation, requeueMs: number): ExecuteTemplateR
   if (!started(s)) return { node: { phase: 'Pending', message: `${run} waiting to start its first stage` }, requeue };
   const stage = s.stage ? s.stages[s.stage] : undefined;
   const where = stage?.runtime ? ` on ${stage.runtime}${stage.site ? ` (${stage.site})` : ''}` : '';
+  // Argo copies only a reply's phase, message and outputs into the node (reconcileTaskSet drops
+  // `progress`), so the training progress is also written into the message, where users see it.
   const message =
     s.phase === 'compensating'
       ? `${run} compensating after: ${s.error ?? 'a failure'}`
-      : `${run}: stage ${s.stage ?? '?'} ${stage?.status ?? 'running'}${stage && stage.attempts > 1 ? ` (attempt ${stage.attempts})` : ''}${where}`;
+      : `${run}: stage ${s.stage ?? '?'} ${stage?.status ?? 'running'}${stage && stage.attempts > 1 ? ` (attempt ${stage.attempts})` : ''}${where}${trainProgress ? `, step ${trainProgress}` : ''}`;
   return { node: { phase: 'Running', message, ...(trainProgress ? { progress: trainProgress } : {}) }, requeue };
 }

@@ -133,3 +133,24 @@ function shellNeeds(c: Json): string | undefined {
   if (first && !SHELL_WORDS.has(first) && !/=/.test(first) && !findExecutable(first)) return `${first} (from image ${String(c.image ?? '(none)')}) is not installed on this host`;
   return undefined;
 }
+
+/**
+ * Fields Argo acts on that Tandem's interpreter does not apply: `tandem argo submit` names them (on
+ * stderr, before it starts the run), so none is ignored without a word. They do not stop a run.
+ */
+export function notApplied(spec: Json): string[] {
+  const out: string[] = [];
+  if (spec.ttlStrategy !== undefined) out.push("spec.ttlStrategy is not applied: a finished run stays in Temporal for the namespace's retention period");
+  if (spec.podGC !== undefined) out.push("spec.podGC is not applied: pods run as jobs of their target (local, Slurm, Kubernetes), not as pods Argo's garbage collector deletes");
+  const archived = [spec.archiveLogs === true ? 'spec.archiveLogs' : undefined, ...arr(spec.templates).map((t) => ((t.archiveLocation as Json | undefined)?.archiveLogs === true ? `templates.${String(t.name)}.archiveLocation.archiveLogs` : undefined))].filter((x): x is string => !!x);
+  // Only `exit` hooks run here (workflows/argo/model.ts exitHandlerOf); `running` and expression hooks do not.
+  const hooks = [
+    ...Object.keys((spec.hooks ?? {}) as Json).filter((h) => h !== 'exit').map((h) => `spec.hooks.${h}`),
+    ...arr(spec.templates).flatMap((t) =>
+      [...arr(t.steps).flatMap((g) => arr(g)), ...arr((t.dag as Json | undefined)?.tasks)].flatMap((c) => Object.keys((c.hooks ?? {}) as Json).filter((h) => h !== 'exit').map((h) => `templates.${String(t.name)}.${String(c.name)}.hooks.${h}`)),
+    ),
+  ];
+  if (hooks.length) out.push(`lifecycle hook${hooks.length > 1 ? 's' : ''} ${hooks.join(', ')} will not run: only exit hooks run here`);
+  if (archived.length) out.push(`${archived.join(', ')} ${archived.length > 1 ? 'are' : 'is'} not applied: pod logs are not archived as artifacts (they stay with each pod's job)`);
+  return out;
+}

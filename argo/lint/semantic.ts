@@ -85,6 +85,29 @@ interface ScopeOpts {
   loop?: boolean;
   steps?: Set<string>;
   tasks?: Set<string>;
+  /** The template each step or task calls, where it can be known (for its declared outputs). */
+  callees?: Map<string, Json | undefined>;
+}
+
+/** The template a step or task calls, or undefined when it cannot be known here. */
+function calleeOf(ctx: Ctx, call: Json): Json | undefined {
+  if (typeof call.template === 'string') return call.template.includes('{{') ? undefined : ctx.templates.get(call.template);
+  if (call.templateRef) return resolveTemplateRef(call.templateRef as Json, ctx.opts.library).template;
+  return call.inline as Json | undefined;
+}
+
+/**
+ * Argo's validator puts `steps.X.outputs.parameters.Y` (and `….artifacts.Y`) in scope only when the
+ * template X calls declares that output (validate.go addOutputsToScope); otherwise the workflow fails
+ * at once with "failed to resolve". A plugin's outputs are declared as `valueFrom: {supplied: {}}`.
+ */
+function undeclaredOutput(callee: Json | undefined, rest: string[]): string | undefined {
+  if (!callee || rest[0] !== 'outputs' || rest.length < 3 || (rest[1] !== 'parameters' && rest[1] !== 'artifacts')) return undefined;
+  const kind = rest[1] === 'parameters' ? 'parameter' : 'artifact';
+  const name = rest.slice(2).join('.');
+  if (names((callee.outputs as Json | undefined)?.[rest[1]]).includes(name)) return undefined;
+  const hint = callee.plugin !== undefined && kind === 'parameter' ? `; a plugin template declares what its plugin supplies: outputs.parameters: [{name: ${name}, valueFrom: {supplied: {}}}]` : '';
+  return `template "${String(callee.name ?? '(inline)')}" declares no output ${kind} "${name}"${hint}`;
 }
 
 function makeScope(ctx: Ctx, o: ScopeOpts): (ref: string) => string | undefined {
@@ -114,12 +137,12 @@ function makeScope(ctx: Ctx, o: ScopeOpts): (ref: string) => string | undefined 
     if (root === 'steps' && parts.length >= 2) {
       if (!o.steps) return 'steps.* is only defined inside a steps template';
       const name = stepNameOf(parts.slice(1), o.steps);
-      return name ? undefined : `no step "${parts[1]}" runs before this point`;
+      return name ? undeclaredOutput(o.callees?.get(name), parts.slice(1 + name.split('.').length)) : `no step "${parts[1]}" runs before this point`;
     }
     if (root === 'tasks' && parts.length >= 2) {
       if (!o.tasks) return 'tasks.* is only defined inside a dag template';
       const name = stepNameOf(parts.slice(1), o.tasks);
-      return name ? undefined : `task "${parts[1]}" is not a dependency of this task`;
+      return name ? undeclaredOutput(o.callees?.get(name), parts.slice(1 + name.split('.').length)) : `task "${parts[1]}" is not a dependency of this task`;
     }
     if (LOCAL_VARS.has(ref) || LOCAL_PREFIXES.some((p) => ref.startsWith(p)) || root === 'cronworkflow') return undefined;
     if (!KNOWN_ROOTS.has(root)) return undefined; // not an Argo variable (another tool's template syntax)
@@ -177,7 +200,11 @@ function checkSteps(ctx: Ctx, t: Json, path: (string | number)[]): void {
   const groups = Array.isArray(t.steps) ? (t.steps as unknown[]) : [];
   const before = new Set<string>();
   const all = new Set<string>();
-  groups.forEach((g) => arr(g).forEach((s) => all.add(String(s.name))));
+  const callees = new Map<string, Json | undefined>();
+  for (const s of groups.flatMap((g) => arr(g))) {
+    all.add(String(s.name));
+    callees.set(String(s.name), calleeOf(ctx, s));
+  }
   groups.forEach((g, gi) => {
     const group = arr(g);
     const seen = new Set<string>();
@@ -188,14 +215,14 @@ function checkSteps(ctx: Ctx, t: Json, path: (string | number)[]): void {
       checkCall(ctx, sp, step);
       if (typeof step.when === 'string') checkWhen(ctx, [...sp, 'when'], step.when);
       checkHookExpressions(ctx, [...sp, 'hooks'], step.hooks);
-      const scope = makeScope(ctx, { template: t, loop: isLoop(step), steps: before });
+      const scope = makeScope(ctx, { template: t, loop: isLoop(step), steps: before, callees });
       for (const k of ['arguments', 'when', 'withParam', 'withItems', 'withSequence', 'onExit']) if (step[k] !== undefined) tagIssues(ctx, [...sp, k], step[k], scope);
       // step-level hooks and onExit may look at the step itself
-      if (step.hooks) tagIssues(ctx, [...sp, 'hooks'], step.hooks, makeScope(ctx, { template: t, steps: new Set([...before, String(step.name)]) }));
+      if (step.hooks) tagIssues(ctx, [...sp, 'hooks'], step.hooks, makeScope(ctx, { template: t, steps: new Set([...before, String(step.name)]), callees }));
     });
     group.forEach((s) => before.add(String(s.name)));
   });
-  checkLeafTags(ctx, t, path, { template: t, steps: all }, ['steps']);
+  checkLeafTags(ctx, t, path, { template: t, steps: all, callees }, ['steps']);
 }
 
 function checkDag(ctx: Ctx, t: Json, path: (string | number)[]): void {
@@ -209,6 +236,7 @@ function checkDag(ctx: Ctx, t: Json, path: (string | number)[]): void {
     if (byName.has(name)) issue(ctx, [...tp, 'name'], `task name "${name}" is not unique`);
     byName.set(name, task);
   });
+  const callees = new Map([...byName].map(([n, task]) => [n, calleeOf(ctx, task)] as const));
   tasks.forEach((task, i) => {
     const tp = [...path, 'dag', 'tasks', i];
     checkCall(ctx, tp, task);
@@ -257,11 +285,11 @@ function checkDag(ctx: Ctx, t: Json, path: (string | number)[]): void {
   if (colour.size && ctx.issues.some((i) => i.message.startsWith('dependency cycle'))) return;
   tasks.forEach((task, i) => {
     const tp = [...path, 'dag', 'tasks', i];
-    const scope = makeScope(ctx, { template: t, loop: isLoop(task), tasks: ancestors(String(task.name)) });
+    const scope = makeScope(ctx, { template: t, loop: isLoop(task), tasks: ancestors(String(task.name)), callees });
     for (const k of ['arguments', 'when', 'withParam', 'withItems', 'withSequence']) if (task[k] !== undefined) tagIssues(ctx, [...tp, k], task[k], scope);
-    if (task.hooks) tagIssues(ctx, [...tp, 'hooks'], task.hooks, makeScope(ctx, { template: t, tasks: new Set([...ancestors(String(task.name)), String(task.name)]) }));
+    if (task.hooks) tagIssues(ctx, [...tp, 'hooks'], task.hooks, makeScope(ctx, { template: t, tasks: new Set([...ancestors(String(task.name)), String(task.name)]), callees }));
   });
-  checkLeafTags(ctx, t, path, { template: t, tasks: new Set(byName.keys()) }, ['dag']);
+  checkLeafTags(ctx, t, path, { template: t, tasks: new Set(byName.keys()), callees }, ['dag']);
 }
 
 function checkWhen(ctx: Ctx, path: (string | number)[], when: string): void {

@@ -56,6 +56,31 @@ test('argo submit --watch prints the node tree with phases; -p reaches the workf
     expect(row('prepare(1:1)')).toMatch(/✔ prepare\(1:1\)/);
     expect(row('simulate')).toMatch(/✔ simulate\s+simulate\s+md-cli-\S+\s+\d+s\s+slurm: no Slurm target on this worker; ran locally \(16 nodes requested\)$/);
     expect(row('report')).toMatch(/✔ report\s+report/);
+    // Fields Argo acts on and the interpreter does not are named before the run starts, not ignored silently.
+    const dir = tempDir('argo-cli-notes');
+    writeFileSync(
+      join(dir, 'gc.yaml'),
+      'apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {generateName: gc-}\nspec:\n  entrypoint: main\n  ttlStrategy: {secondsAfterCompletion: 10}\n  podGC: {strategy: OnPodCompletion}\n  archiveLogs: true\n  hooks:\n    running: {template: main, expression: \'workflow.status == "Running"\'}\n  templates:\n  - name: main\n    container: {image: alpine, command: [echo, hi]}\n',
+    );
+    const noted = await tandem(['argo', 'submit', join(dir, 'gc.yaml'), '--watch'], env);
+    expect(noted.code).toBe(0);
+    expect(noted.err.split('\n').filter(Boolean)).toEqual([
+      expect.stringMatching(/^note: spec\.ttlStrategy is not applied/),
+      expect.stringMatching(/^note: spec\.podGC is not applied/),
+      'note: lifecycle hook spec.hooks.running will not run: only exit hooks run here',
+      expect.stringMatching(/^note: spec\.archiveLogs is not applied/),
+    ]);
+    expect(noted.out).toMatch(/^Status: {14}Succeeded$/m);
+    // A file of several Workflows: each is submitted (as `argo submit` does), each watched to its end.
+    const wf = (n: string, code: number) => `apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {generateName: ${n}-}\nspec:\n  entrypoint: main\n  templates:\n  - name: main\n    container: {image: alpine, command: [sh, -c, "exit ${code}"]}\n`;
+    writeFileSync(join(dir, 'two.yaml'), `${wf('first', 0)}---\n${wf('second', 3)}`);
+    const two = await tandem(['argo', 'submit', join(dir, 'two.yaml'), '--watch'], env);
+    expect(two.out.match(/^Name: \S+$/gm)).toEqual([expect.stringMatching(/^Name: first-/), expect.stringMatching(/^Name: second-/)]); // as each started
+    expect(two.out.match(/^Status: +(Succeeded|Failed)$/gm)).toEqual([expect.stringMatching(/Succeeded$/), expect.stringMatching(/Failed$/)]);
+    expect(two.code).toBe(1); // one of them failed
+    const named = await tandem(['argo', 'submit', join(dir, 'two.yaml'), '--name', 'x'], env);
+    expect(named.code).toBe(1);
+    expect(named.err).toMatch(/--name names one workflow, but .*two\.yaml has 2 to submit/);
     // -p with an undeclared name: lint fails, exit non-zero, and nothing runs.
     const bad = await tandem(['argo', 'submit', 'templates/argo/molecular-dynamics.yaml', '-p', 'slurm-node=2'], env);
     expect(bad.code).not.toBe(0);

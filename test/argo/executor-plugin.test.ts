@@ -1,5 +1,5 @@
 // Tandem as an Argo executor plugin, over HTTP, on the real dev server with the local runtime: the
-// protocol (403, `{}` for other plugins, 404, bad input → Failed naming the field, 503 without Temporal)
+// protocol (403, `{}` for other plugins, 404, bad input → Failed naming the field, Running with a requeue without Temporal)
 // and an agent's conversation for one plugin node (test/fixtures/argo-executor-plugin/), replayed to
 // the end: Pending/Running with requeue, the same run on every call, Succeeded with the outputs. The
 // agent is simulated by this test (no Kubernetes here); the server, Temporal, worker and jobs are real.
@@ -74,12 +74,12 @@ describe('tandem executor plugin', () => {
     expect((await call(url, { workflow: {} })).status).toBe(400);
   });
 
-  test('Temporal unreachable is 503, which the agent retries as transient', async () => {
+  test('Temporal unreachable is a Running node with a requeue saying so (a 503 the agent would give up on after ≈ 31 s)', async () => {
     const dead = await serve(() => TandemClient.connect({ address: '127.0.0.1:1', taskQueue: queue }));
     try {
       const r = await call(dead.url, fill(conversation.request.body, randomUUID()));
-      expect(r.status).toBe(503);
-      expect(r.json.error).toMatch(/Temporal/);
+      expect(r.status).toBe(200);
+      expect(r.json).toEqual({ node: { phase: 'Running', message: expect.stringMatching(/Temporal is not reachable: .*the node fails after 15m\); asking again in 30s$/) }, requeue: '30s' });
     } finally {
       dead.server.close();
     }

@@ -104,7 +104,7 @@ spec:
 });
 
 test('retryStrategy retries a failing pod up to its limit, then the workflow fails with the pod message', async () => {
-  const { done } = await run(`apiVersion: argoproj.io/v1alpha1
+  const { id, done } = await run(`apiVersion: argoproj.io/v1alpha1
 kind: Workflow
 metadata: {generateName: retry-}
 spec:
@@ -119,6 +119,9 @@ spec:
   const attempts = Object.values(st.nodes).filter((n) => n.type === 'Pod');
   expect(attempts).toHaveLength(3);
   expect(attempts.every((n) => n.message === 'Error (exit code 7)')).toBe(true);
+  // `tandem argo list` shows Argo's phase, not Temporal's COMPLETED (the run itself completed).
+  const listed = await waitFor('the run in the visibility listing', async () => (await client.list()).find((w) => id.endsWith(w.name) && w.status !== 'Running'));
+  expect(listed.status).toBe('Failed');
 });
 
 test('a suspend step waits for resume and takes the supplied output', async () => {

@@ -77,7 +77,7 @@ describe('replyFor', () => {
   test('training: Running with step/total from the live progress, or the stage status', () => {
     const s = status({ stage: 'train', stages: { ...status().stages, preprocess: stage({ status: 'completed', attempts: 1 }), train: stage({ status: 'running', attempts: 2, runtime: 'slurm', site: 'daint' }) } });
     expect(replyFor(obs({ status: s, live: { step: 7, total: 20 } }), 30_000)).toEqual({
-      node: { phase: 'Running', message: 'Tandem run w: stage train running (attempt 2) on slurm (daint)', progress: '7/20' },
+      node: { phase: 'Running', message: 'Tandem run w: stage train running (attempt 2) on slurm (daint), step 7/20', progress: '7/20' },
       requeue: '30s',
     });
     expect(replyFor(obs({ status: { ...s, phase: 'compensating', error: 'boom' } }), 30_000).node).toMatchObject({ phase: 'Running', message: expect.stringContaining('compensating after: boom') });
@@ -127,7 +127,7 @@ describe('the shipped ExecutorPlugin manifest and its ConfigMap', () => {
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: 'tandem-executor-plugin', labels: { 'workflows.argoproj.io/configmap-type': 'ExecutorPlugin' }, annotations: manifest.metadata.annotations },
-      data: { 'sidecar.automountServiceAccountToken': 'false', 'sidecar.automountWorkflowServiceAccountToken': 'false' },
+      data: { 'sidecar.automountServiceAccountToken': 'true', 'sidecar.automountWorkflowServiceAccountToken': 'false' },
     });
     expect(parse(cm.data['sidecar.container'])).toEqual(container);
   });
