@@ -5,9 +5,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { Worker, bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
-import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
+import { historyFromJSON } from '../sdk/history-json.js';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { workflowBundle } from './helpers.js';
+import { replaySinks } from '../workers/replay.js';
 import { PATCHES } from '../workflows/pipeline.js';
 import { ARGO_PATCHES } from '../workflows/argo/api.js';
 
@@ -20,6 +21,8 @@ const histories = readdirSync(DIR)
 const typeOf = (h: (typeof histories)[number]) => h.history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name;
 // The changed/patched fixtures redefine hybridPipeline only.
 const pipelineHistories = histories.filter((h) => typeOf(h) === 'hybridPipeline');
+// The sinks of the replay worker (workers/replay.ts): Tandem's, recording nothing.
+const sinks = replaySinks();
 const fixture = (name: string) => bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL(`./fixtures/${name}.ts`, import.meta.url)), logger: new DefaultLogger('ERROR') });
 
 beforeAll(() => {
@@ -52,12 +55,12 @@ describe('replay of recorded histories', () => {
   });
 
   test.each(histories.map((h) => [h.file, h.history] as const))('%s replays deterministically on the current code', async (file, history) => {
-    await expect(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, IDS[file] ?? file)).resolves.toBeUndefined();
+    await expect(Worker.runReplayHistory({ workflowBundle: await workflowBundle(), sinks }, history, IDS[file] ?? file)).resolves.toBeUndefined();
   });
 
   test('a deliberately changed workflow is caught on replay', async () => {
     const changed = await fixture('changed-pipeline');
-    const err = await Worker.runReplayHistory({ workflowBundle: changed }, pipelineHistories[0]!.history, 'changed').catch((e: unknown) => e);
+    const err = await Worker.runReplayHistory({ workflowBundle: changed, sinks }, pipelineHistories[0]!.history, 'changed').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DeterminismViolationError);
     expect(String((err as Error).message)).toMatch(/Nondeterminism|nondeterministic|does not match/i);
   });
@@ -65,7 +68,7 @@ describe('replay of recorded histories', () => {
   test('the same change behind patched() replays every history', async () => {
     const patchedBundle = await fixture('patched-pipeline');
     for (const { file, history } of pipelineHistories) {
-      await expect(Worker.runReplayHistory({ workflowBundle: patchedBundle }, history, file)).resolves.toBeUndefined();
+      await expect(Worker.runReplayHistory({ workflowBundle: patchedBundle, sinks }, history, file)).resolves.toBeUndefined();
     }
   });
 });
