@@ -1,4 +1,6 @@
 // `tandem dev` and `tandem demo`: the real Temporal dev server plus a Tandem worker in this process.
+import { tandemCommand } from '../sdk/command-hint.js';
+import { TEMPLATES } from '../sdk/templates.js';
 import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,7 +61,7 @@ export async function runDev(o: { port: number; uiPort: number; state: string; l
   const { worker } = await createTandemWorker({ address: server.address, home: state, backends: configuredBackends(config), recoverySites, quotas, tenantPolicy: config.tenantPolicy?.parsed, cluster: config });
   console.log(`Temporal: ${server.address}   Web UI: ${server.uiUrl}   state: ${state}`);
   if (observed.metrics) console.log(`Metrics: ${observed.metrics.url}   Temporal SDK metrics: ${observed.sdkMetrics}`);
-  console.log(`Run a pipeline from another terminal: npm run tandem -- run templates/examples/demo-pipeline.yaml`);
+  console.log(`Run a pipeline from another terminal: ${tandemCommand(`run ${TEMPLATES.demoSpec}`)}`);
   const stop = () => worker.shutdown();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

@@ -2,6 +2,7 @@
 // configuration, the Temporal connection (TLS, namespace, search attributes, workers polling), every
 // configured Slurm site (FirecREST token and scheduler, slurmrestd ping and partitions) and Kubernetes
 // access (namespace, the RBAC verbs Tandem needs) — and says what to fix. Exit 1 if any check fails.
+import { workerCommand } from '../sdk/command-hint.js';
 import type { Command } from 'commander';
 import type { Connectors } from './groups.js';
 import type { WorkerConfig } from '../config/worker.js';
@@ -53,7 +54,7 @@ export async function temporalChecks(c: Connectors, taskQueue: string): Promise<
     try {
       const q = await bounded('task queue', () => svc.describeTaskQueue({ namespace: ns, taskQueue: { name: taskQueue }, taskQueueType: 1 /* WORKFLOW */ }));
       const pollers = q.pollers ?? [];
-      out.push(pollers.length ? { name: 'workers', ok: true, detail: `${pollers.length} worker(s) polling task queue ${taskQueue} (${[...new Set(pollers.map((p) => p.identity))].slice(0, 3).join(', ')})` } : { name: 'workers', ok: false, detail: `no worker polls task queue ${taskQueue}`, fix: 'start one (`npm run worker`, or a worker with the TandemPlugin) on this task queue, or set TANDEM_TASK_QUEUE / --task-queue' });
+      out.push(pollers.length ? { name: 'workers', ok: true, detail: `${pollers.length} worker(s) polling task queue ${taskQueue} (${[...new Set(pollers.map((p) => p.identity))].slice(0, 3).join(', ')})` } : { name: 'workers', ok: false, detail: `no worker polls task queue ${taskQueue}`, fix: `start one (\`${workerCommand()}\`, or a worker with the TandemPlugin) on this task queue, or set TANDEM_TASK_QUEUE / --task-queue` });
     } catch (e) {
       out.push({ name: 'workers', ok: false, detail: `cannot describe task queue ${taskQueue}: ${message(e)}` });
     }

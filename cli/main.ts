@@ -39,7 +39,7 @@ function clientConfig(): ClientConfig {
 }
 const env = clientConfig();
 // `doctor` reports a bad configuration as one of its checks instead of stopping at it.
-const LOADS_WORKER_CONFIG = new Set(['dev', 'demo', 'checkpoints', 'doctor']);
+const LOADS_WORKER_CONFIG = new Set(['dev', 'demo', 'checkpoints', 'doctor', 'worker']);
 
 const program = new Command()
   .name('tandem')
@@ -176,6 +176,15 @@ program
   .option('--ui-port <port>', 'Web UI port', parsePort, DEFAULTS.devUiPort)
   .option('--state <dir>', 'state directory (SQLite, local runtime)', DEFAULTS.home)
   .action(async (o: { port: number; uiPort: number; state: string }) => (await devCommands()).runDev({ port: o.port, uiPort: o.uiPort, state: o.state, logFormat: logFormat() }));
+
+program
+  .command('worker')
+  .description('run a long-lived Tandem worker, configured from TEMPORAL_* and TANDEM_* (the same worker as `npm run worker` in a checkout)')
+  // workers/main.ts is the worker's entry point: it reads the configuration (every problem at once, no
+  // stack trace), serves /metrics when TANDEM_METRICS_PORT is set, and runs until SIGINT/SIGTERM.
+  .action(async () => {
+    await import('../workers/main.js');
+  });
 
 program
   .command('demo [spec]')

@@ -134,7 +134,8 @@ export function registerRunsCommands(program: Command, connect: () => Promise<Ta
       if (timeoutMs === undefined || timeoutMs <= 0) throw new Error(`--timeout ${JSON.stringify(o.timeout)} is not a duration such as 90s or 5m`);
       let history;
       if (o.file) history = historyFromFile(await readJson(o.file), o.file);
-      else if (id) history = historyFromFile(JSON.parse(await withRuns((r) => r.export(id))), id);
+      // The fetched history as it is: decoded proto objects, no JSON round trip (sdk/history-json.ts).
+      else if (id) history = (await withRuns((r) => r.history(id))).history;
       else throw new Error('give a run id or --file <history.json>');
       Runtime.install({ logger: new DefaultLogger('ERROR') });
       const verdict: ReplayVerdict = await replayHistory(history, { workflowId: o.workflowId ?? id, timeoutMs });

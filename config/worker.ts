@@ -7,7 +7,8 @@
 // Tandem sets for the programs it runs; programs/env.ts reads them on the job side) and the environment
 // workers pass on to child processes.
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
+import { homedir } from 'node:os';
 import { z } from 'zod';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { TLSConfig } from '@temporalio/client';
@@ -106,6 +107,12 @@ export interface WorkerConfig extends CliConfig, ClusterConfig {
 export interface ToolConfig {
   /** TEMPORAL_CLI: a `temporal` binary to use before PATH and .tools/. */
   temporalCli?: string;
+  /**
+   * The user's cache directory for tools Tandem builds (the Temporal CLI) when it runs from the
+   * installed package: $XDG_CACHE_HOME/tandem, else ~/.cache/tandem (never inside node_modules, which
+   * every `npm install` replaces). A checkout keeps its own .tools/.
+   */
+  cacheDir: string;
 }
 
 export interface LoadOptions extends ClientLoadOptions {
@@ -235,7 +242,7 @@ const workerShape = {
   ...observeShape(),
 };
 
-const toolShape = { TEMPORAL_CLI: optional(existingFile(true)) };
+const toolShape = { TEMPORAL_CLI: optional(existingFile(true)), XDG_CACHE_HOME: optional(text) };
 
 /** Variables whose values are secrets: messages name them but never print them. */
 const SECRET = new Set(['TANDEM_FIRECREST_CLIENT_SECRET', 'TANDEM_SLURMRESTD_TOKEN', 'TEMPORAL_API_KEY', 'TEMPORAL_TLS_CLIENT_KEY_DATA', 'TANDEM_CODEC_KEY', 'TANDEM_CODEC_SERVER_TOKEN', 'OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS']);
@@ -436,7 +443,10 @@ export function loadClusterConfig(env: Env = process.env): ClusterConfig {
 
 /** TEMPORAL_CLI (workers/temporal-binary.ts). */
 export function loadToolConfig(env: Env = process.env): ToolConfig {
-  return { temporalCli: parse(toolShape, env).TEMPORAL_CLI };
+  const v = parse(toolShape, env);
+  // The XDG Base Directory rule: a relative XDG_CACHE_HOME is invalid and ignored.
+  const xdg = v.XDG_CACHE_HOME && isAbsolute(v.XDG_CACHE_HOME) ? v.XDG_CACHE_HOME : undefined;
+  return { temporalCli: v.TEMPORAL_CLI, cacheDir: join(xdg ?? join(homedir(), '.cache'), 'tandem') };
 }
 
 /**

@@ -1,5 +1,6 @@
 // TandemClient: the typed entry point for data scientists. Specs are validated here, at the
 // boundary, before any workflow starts.
+import { tandemCommand } from './command-hint.js';
 import { Client, Connection, WorkflowNotFoundError, type ClientPlugin, type TLSConfig, type WorkflowHandle } from '@temporalio/client';
 import { readFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
@@ -137,7 +138,7 @@ export class TandemClient {
       connection = await Connection.connect({ ...conn, ...(tokens ? { apiKey: () => tokens.current() } : {}), connectTimeout: DEFAULTS.connectTimeoutMs });
     } catch (e) {
       tokens?.stop();
-      throw new Error(`cannot reach the Temporal server at ${conn.address}${conn.tls ? ' (TLS)' : ''} (${causes(e)}). Start one with \`npm run tandem -- dev\`, or set TEMPORAL_ADDRESS (and TEMPORAL_TLS_*, TEMPORAL_API_KEY) or a temporal.toml profile.`);
+      throw new Error(`cannot reach the Temporal server at ${conn.address}${conn.tls ? ' (TLS)' : ''} (${causes(e)}). Start one with \`${tandemCommand('dev')}\`, or set TEMPORAL_ADDRESS (and TEMPORAL_TLS_*, TEMPORAL_API_KEY) or a temporal.toml profile.`);
     }
     // Tracing (observe/tracing.ts), when this process started it: a StartWorkflow span parents the run's
     // spans. The TandemPlugin adds the same interceptor itself.

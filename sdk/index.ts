@@ -3,3 +3,4 @@
 export * from './client.js';
 export * from './runs.js';
 export type * from './history.js';
+export * from './templates.js';

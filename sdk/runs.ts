@@ -2,7 +2,7 @@
 // (Replay lives in workers/replay.ts: it needs the worker's replayer.)
 import { randomUUID, randomBytes } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import { historyToJSON } from './history-json.js';
 import type { temporal } from '@temporalio/proto';
 import Long from 'long';
 import { validatePipelineSpec } from '../contract/parse.js';
@@ -99,6 +99,21 @@ export class Runs {
   async show(id: string): Promise<RunReport & { runId: string }> {
     const { report, runId } = await this.fetch(id);
     return { ...report, runId };
+  }
+
+  /**
+   * The run's history as the server stores it (payloads still encoded), as decoded proto objects: what
+   * the replayer takes, with no JSON round trip in between.
+   */
+  async history(id: string): Promise<{ history: temporal.api.history.v1.IHistory; runId: string }> {
+    let desc;
+    try {
+      desc = await describeExecution(this.client, id);
+    } catch (e) {
+      if (e instanceof WorkflowNotFoundError) throw new RunError(`no run with id "${id}" in namespace ${this.tandem.namespace} (see \`tandem runs list\`)`);
+      throw e;
+    }
+    return { history: await this.client.workflow.getHandle(id, desc.runId).fetchHistory(), runId: desc.runId };
   }
 
   /** The history in the JSON form of `temporal workflow show --output json` and the Web UI's export. */

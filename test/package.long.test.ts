@@ -2,14 +2,15 @@
 // project from the registry (as a user would: no repo-level overrides, no tsx), on this machine's Node.
 // From there: the `tandem` bin, the SDK imported from TypeScript (the consumer's own `tsc --strict`,
 // nodenext resolution) and from plain JavaScript, and the demo pipeline run by a worker made from the
-// installed package against the test's Temporal dev server. Takes a few minutes (a build, an install).
-import { execFile } from 'node:child_process';
+// installed package against the test's Temporal dev server, with the plugin's progress, /metrics, `runs replay`
+// and `tandem worker` from the bin. `npm run test:consumer`; about 1.5 minutes (a build, an install).
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { LocalServingBackend } from '../backends/local-serving.js';
-import { address, tempDir, uniqueQueue } from './helpers.js';
+import { address, tempDir, uniqueQueue, waitFor } from './helpers.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -30,7 +31,10 @@ beforeAll(async () => {
   consumer = join(dir, 'consumer');
   mkdirSync(consumer);
   writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }));
-  await sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(dir, packed!.filename)], consumer);
+  // With the Temporal SDK and TypeScript beside it, as a user's project has them: npm then hoists another
+  // protobufjs (gRPC's, OpenTelemetry's 7.x) and nests the SDK's own copies, the layout in which the
+  // SDK's historyFromJSON fails with "type must be a Type" (Tandem's sdk/history-json.ts does not).
+  await sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(dir, packed!.filename), '@temporalio/client', '@temporalio/worker', 'typescript'], consumer);
 }, 600_000);
 
 test('the bin runs the compiled CLI with node alone: --version prints the version, --help lists the commands', async () => {
@@ -54,6 +58,8 @@ test("the SDK, the spec, the plugin and the workflows type-check in the consumer
 import { TandemClient as SdkClient } from 'tandem/sdk';
 import { validatePipelineSpec, PipelineSpecSchema, type PipelineSpec, type PipelineStatus } from 'tandem/spec';
 import { createTandemWorker, TandemPlugin, WORKFLOWS_PATH } from 'tandem/plugin';
+import { registry } from 'tandem/observe';
+import { TEMPLATES } from 'tandem';
 import type { HybridPipelineInput } from 'tandem/workflows';
 import { Worker } from '@temporalio/worker';
 
@@ -70,7 +76,7 @@ export async function launch(address: string): Promise<string> {
   return \`\${h.id} \${st.phase} \${String(new Runs(c))}\`;
 }
 export const input: HybridPipelineInput | undefined = undefined;
-export const parts = [PipelineSpecSchema, createTandemWorker, WORKFLOWS_PATH];
+export const parts = [PipelineSpecSchema, createTandemWorker, WORKFLOWS_PATH, registry.metrics(), TEMPLATES.grafanaDashboard];
 export async function embed(): Promise<Worker> {
   const plugin = new TandemPlugin({ home: '/tmp/tandem' });
   return Worker.create({ taskQueue: 'tandem', workflowsPath: WORKFLOWS_PATH, plugins: [plugin] });
@@ -83,27 +89,57 @@ export async function embed(): Promise<Worker> {
   const out = await sh(process.execPath, [TSC, '-p', '.'], consumer).then((r) => r.stdout, (e: { stdout: string }) => e.stdout);
   const diagnostics = out.split('\n').filter((l) => /^\S+\(\d+,\d+\): error TS\d+/.test(l));
   expect(out.split('\n').filter((l) => l.trim() && !/^\s/.test(l) && !/^node_modules\/(?!tandem\/)\S+\(\d+,\d+\): error TS\d+/.test(l))).toEqual([]);
-  expect(diagnostics.filter((l) => !/^node_modules\/(@temporalio\/common|isomorphic-ws)\//.test(l))).toEqual([]);
+  // isomorphic-ws is no longer among them: Tandem depends on @types/ws.
+  expect(diagnostics.filter((l) => !/^node_modules\/@temporalio\//.test(l))).toEqual([]);
 }, 240_000);
+
+test('`tandem worker` from the bin polls its task queue with the configuration of `npm run worker`, and stops on SIGTERM', async () => {
+  const taskQueue = uniqueQueue('bin-worker');
+  const child = spawn(join(consumer, 'node_modules/.bin/tandem'), ['worker'], { cwd: consumer, env: { ...process.env, NODE_OPTIONS: '', TEMPORAL_ADDRESS: address(), TANDEM_TASK_QUEUE: taskQueue, TANDEM_HOME: tempDir('bin-worker') }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  try {
+    await waitFor('the worker polling', async () => (out.includes(`polling task queue "${taskQueue}"`) ? true : undefined), 120_000);
+  } finally {
+    child.kill('SIGTERM');
+  }
+  await exited;
+  expect(out).not.toMatch(/npm run/);
+}, 180_000);
 
 test('plain JavaScript imports the SDK and the spec, and a plain Temporal worker with the TandemPlugin from the installed package runs the demo pipeline', async () => {
   writeFileSync(
     join(consumer, 'pipeline.mjs'),
     `import { NativeConnection, Worker } from '@temporalio/worker';
 import { TandemPlugin } from 'tandem/plugin';
-import { TandemClient, loadPipelineSpec } from 'tandem';
+import { TandemClient, loadPipelineSpec, TEMPLATES } from 'tandem';
 import { validatePipelineSpec } from 'tandem/spec';
 const [address, taskQueue, home, id] = process.argv.slice(2);
 console.log('SPEC ' + validatePipelineSpec({ name: 'js' }).stages.train.steps);
 const connection = await NativeConnection.connect({ address });
-const worker = await Worker.create({ connection, taskQueue, plugins: [new TandemPlugin({ home, registerWorkflows: true })] });
+const plugin = new TandemPlugin({ home, registerWorkflows: true, metrics: { host: '127.0.0.1', port: 0 } });
+const worker = await Worker.create({ connection, taskQueue, plugins: [plugin] });
 const running = worker.run();
 const tandem = await TandemClient.connect({ address, taskQueue });
-const spec = await loadPipelineSpec(new URL('./node_modules/tandem/dist/templates/examples/demo-pipeline.yaml', import.meta.url).pathname);
-spec.stages.train.stepDelayMs = 0;
+const spec = await loadPipelineSpec(TEMPLATES.demoSpec);
+spec.stages.train.stepDelayMs = 3; // about 6 s of training
 try {
   const handle = await tandem.launch(spec, { id, tuning: { pollMaxMs: 500, heartbeatTimeoutMs: 5000 } });
+  let progress = 0;
+  let first, last;
+  for await (const e of handle.progress(250)) {
+    if (e.type !== 'progress') continue;
+    progress++;
+    first ??= Date.now();
+    last = Date.now();
+  }
+  const timeline = await handle.timeline();
+  const at = (kind) => Date.parse(timeline.find((t) => t.stage === 'train' && t.kind === kind).at);
+  console.log('PROGRESS ' + JSON.stringify({ events: progress, reportingSeconds: (last - first) / 1000, trainSeconds: (at('stage-completed') - at('stage-started')) / 1000 }));
   console.log('RESULT ' + JSON.stringify(await handle.result()));
+  console.log('METRICS ' + JSON.stringify(await (await fetch(plugin.metricsUrl)).text()));
 } finally {
   await tandem.close();
   worker.shutdown();
@@ -120,6 +156,25 @@ try {
     const result = JSON.parse(/^RESULT (.*)$/m.exec(stdout)![1]!) as { pipeline: string; checkpoint: { step: number }; completion: string };
     expect(result).toMatchObject({ pipeline: 'demo', checkpoint: { step: 2000 } });
     expect(result.completion.trim().length).toBeGreaterThan(0); // text the trained model generated
+    // The plugin worker keeps training progress live (the heartbeat throttle of Tandem's own worker):
+    // at least one progress event a second of training.
+    // (The train stage's time includes placement, submission and the job's start; the job reports
+    // steps from its first to its last progress event.) The SDK's default throttle would give 0-1.
+    const progress = JSON.parse(/^PROGRESS (.*)$/m.exec(stdout)![1]!) as { events: number; reportingSeconds: number; trainSeconds: number };
+    console.log(`plugin worker: ${progress.events} progress events, ${progress.reportingSeconds} s from first to last, train stage ${progress.trainSeconds} s`);
+    expect(progress.reportingSeconds).toBeGreaterThan(3);
+    expect(progress.events).toBeGreaterThanOrEqual(Math.floor(progress.reportingSeconds));
+    // ...and serves Tandem's /metrics while it runs, with the run's counters moved.
+    const scraped = JSON.parse(/^METRICS (.*)$/m.exec(stdout)![1]!) as string;
+    expect(scraped).toMatch(/^tandem_pipelines_completed_total\{[^}]*pipeline="demo"\} 1$/m);
+    expect(scraped).toMatch(/^tandem_activity_duration_seconds_count\{activity="awaitJob",outcome="completed"\} [1-9]/m);
+    // `tandem runs replay <id>` from the bin: the fetched history, no JSON round trip, deterministic.
+    const replay = await sh('npx', ['tandem', '--address', address(), 'runs', 'replay', id], consumer);
+    expect(replay.stdout).toMatch(/deterministic — \d+ events of hybridPipeline replay on the current code/);
+    // ...and its export, read back as a file, replays too (sdk/history-json.ts in this node_modules layout).
+    const exported = join(home, 'history.json');
+    await sh('npx', ['tandem', '--address', address(), 'runs', 'export', id, '--out', exported], consumer);
+    expect((await sh('npx', ['tandem', 'runs', 'replay', '--file', exported, '--workflow-id', id], consumer)).stdout).toMatch(/deterministic/);
     // The job programs ran compiled, from the package, with plain node.
     const jobs = join(home, 'jobs');
     const train = readdirSync(jobs).find((n) => n.includes('-train-'))!;

@@ -7,11 +7,12 @@ import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { TandemPlugin } from '../workers/plugin.js';
+import { createTandemWorker } from '../workers/worker.js';
 import { loadWorkerConfig } from '../config/worker.js';
 import { ArgoClient, prepare } from '../argo/client.js';
 import { TandemClient } from '../sdk/client.js';
 import { Runs } from '../sdk/runs.js';
-import { address, spec, stopLocalDeployments, tempDir, uniqueQueue, waitFor } from './helpers.js';
+import { address, spec, stopLocalDeployments, tempDir, uniqueQueue, waitFor, workflowBundle } from './helpers.js';
 
 
 const ARGO = `apiVersion: argoproj.io/v1alpha1
@@ -38,7 +39,8 @@ describe('TandemPlugin in a plain Temporal worker', () => {
   const key = randomBytes(32).toString('base64');
   // The configuration a worker would read from its environment, here given explicitly.
   const config = loadWorkerConfig({ TANDEM_HOME: home, TANDEM_CODEC_KEY: key, TANDEM_CODEC_KEY_ID: 'k1' });
-  const plugin = new TandemPlugin({ config });
+  // /metrics as TANDEM_METRICS_PORT would serve it, on a free port.
+  const plugin = new TandemPlugin({ config, metrics: { host: '127.0.0.1', port: 0 } });
   let worker: Worker;
   let running: Promise<void>;
   let native: NativeConnection;
@@ -67,6 +69,28 @@ describe('TandemPlugin in a plain Temporal worker', () => {
     await stopLocalDeployments(home);
   });
 
+  test("the plugin worker has the assembly of Tandem's own worker: heartbeat throttle, sinks, activity interceptors", async () => {
+    const own = await createTandemWorker({ address: address(), taskQueue: uniqueQueue('own'), home, activities: {}, workflowBundle: await workflowBundle() });
+    try {
+      const a = worker.options;
+      const b = own.worker.options;
+      expect(a.maxHeartbeatThrottleIntervalMs).toBe(b.maxHeartbeatThrottleIntervalMs);
+      expect(a.maxHeartbeatThrottleIntervalMs).toBe(1000); // not the SDK's 60 s: training progress stays live
+      expect(Object.keys(a.sinks ?? {}).sort()).toEqual(Object.keys(b.sinks ?? {}).sort());
+      expect(Object.keys(a.sinks ?? {})).toContain('tandemMetrics');
+      // The SDK's own default interceptors come first on both; Tandem's are the same after them.
+      expect(a.interceptors.activity.length).toBe(b.interceptors.activity.length);
+      // The plugin's activities are tandemActivities' (and the team's own next to them).
+      expect([...a.activities.keys()]).toEqual(expect.arrayContaining(['submitJob', 'awaitJob', 'placeJob', 'argoRunPod', 'shout']));
+    } finally {
+      // A created worker holds its connection until it has run and shut down.
+      const ran = own.worker.run();
+      own.worker.shutdown();
+      await ran;
+      await own.connection.close();
+    }
+  });
+
   test("the team's own workflow and activity still run beside Tandem's", async () => {
     const r = await client.workflow.execute('teamGreeting', { taskQueue, workflowId: uniqueQueue('greet'), args: ['world'] });
     expect(r).toBe('HELLO WORLD');
@@ -77,6 +101,10 @@ describe('TandemPlugin in a plain Temporal worker', () => {
     const h = await tandem.launch(spec({ stages: { train: { steps: 30, checkpointEvery: 10 } } }), { id: uniqueQueue('plugin-pipeline'), tuning: { pollMaxMs: 500 } });
     const result = await h.result();
     expect(result).toMatchObject({ pipeline: 'test', checkpoint: { step: 30 } });
+    // The plugin serves Tandem's /metrics while the worker runs: the run and its activities counted.
+    const scraped = await (await fetch(plugin.metricsUrl!)).text();
+    expect(scraped).toMatch(/^tandem_pipelines_completed_total\{tenant="[^"]*",pipeline="test"\} [1-9]/m);
+    expect(scraped).toMatch(/^tandem_activity_duration_seconds_count\{activity="awaitJob",outcome="completed"\} [1-9]/m);
     // What the server stores: the workflow's input is AES-GCM ciphertext with the key id beside it.
     const history = await h.workflow.fetchHistory();
     const input = history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;

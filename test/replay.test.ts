@@ -6,14 +6,12 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { Worker, bundleWorkflowCode, DefaultLogger, Runtime, type ReplayResult, type WorkflowBundle } from '@temporalio/worker';
 import type { HistoryAndWorkflowId } from '@temporalio/client';
-import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
+import { historyFromJSON } from '../sdk/history-json.js';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { workflowBundle } from './helpers.js';
+import { replaySinks } from '../workers/replay.js';
 import { PATCHES } from '../workflows/pipeline.js';
 import { ARGO_PATCHES } from '../workflows/argo/api.js';
-// The metric sinks the workflows call, registered as the product's replay worker registers them
-// (workers/replay.ts), recording nothing.
-import { tandemSinks } from '../observe/sinks.js';
 
 const DIR = fileURLToPath(new URL('./histories/', import.meta.url));
 // Each run's own workflow id (child workflow ids and lock holders derive from it); the file name otherwise.
@@ -24,11 +22,13 @@ const histories = readdirSync(DIR)
 const typeOf = (h: (typeof histories)[number]) => h.history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name;
 // The changed/patched fixtures redefine hybridPipeline only.
 const pipelineHistories = histories.filter((h) => typeOf(h) === 'hybridPipeline');
+// The sinks of the replay worker (workers/replay.ts): Tandem's, recording nothing.
+const sinks = replaySinks();
 const fixture = (name: string) => bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL(`./fixtures/${name}.ts`, import.meta.url)), logger: new DefaultLogger('ERROR') });
 
 async function replayBatch(bundle: Promise<WorkflowBundle>, items: HistoryAndWorkflowId[]): Promise<ReplayResult[]> {
   const out: ReplayResult[] = [];
-  for await (const r of Worker.runReplayHistories({ workflowBundle: await bundle, sinks: tandemSinks({ record: false }) }, items)) out.push(r);
+  for await (const r of Worker.runReplayHistories({ workflowBundle: await bundle, sinks }, items)) out.push(r);
   return out;
 }
 
@@ -72,7 +72,7 @@ describe('replay of recorded histories', () => {
 
   test('a deliberately changed workflow is caught on replay', async () => {
     const changed = await fixture('changed-pipeline');
-    const err = await Worker.runReplayHistory({ workflowBundle: changed, sinks: tandemSinks({ record: false }) }, pipelineHistories[0]!.history, 'changed').catch((e: unknown) => e);
+    const err = await Worker.runReplayHistory({ workflowBundle: changed, sinks }, pipelineHistories[0]!.history, 'changed').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DeterminismViolationError);
     expect(String((err as Error).message)).toMatch(/Nondeterminism|nondeterministic|does not match/i);
   });

@@ -4,8 +4,7 @@
 // "Configuration"). A bad configuration is reported all at once, without a stack trace.
 import { Runtime } from '@temporalio/worker';
 import { createTandemWorker } from './worker.js';
-import { slurmBackend } from '../backends/slurm/index.js';
-import { recoverySites as sitesOf } from '../activities/recovery-sites.js';
+import { activityOptionsFromConfig } from './assembly.js';
 import { loadWorkerConfig } from '../config/worker.js';
 import { CONFIG_EXIT_CODE, ConfigError } from '../config/errors.js';
 import { secretValues } from '../config/worker.js';
@@ -36,11 +35,11 @@ const tracing = config.observe.tracing ? startTracing(config.observe.tracing, 't
 if (tracing) announce(`tandem worker: traces to ${config.observe.tracing!.endpoint} as service ${tracing.serviceName}`);
 // ----
 const { address, home } = config;
-// Slurm through FirecREST or slurmrestd when TANDEM_SLURM_API is set (see README, "Training on Slurm").
-const slurm = config.slurm ? slurmBackend(config.slurm) : undefined;
-const recoverySites = sitesOf(config.sites?.parsed, config.sites?.secrets ?? {});
-const quotas = config.quotas?.parsed;
-const { worker, connection } = await createTandemWorker({ address, connection: config.connection, oidc: config.oidc, namespace: config.namespace, taskQueue: config.taskQueue, home, backends: slurm ? { slurm } : undefined, recoverySites, quotas, tenantPolicy: config.tenantPolicy?.parsed, cluster: config, tracing });
+// Slurm through FirecREST or slurmrestd when TANDEM_SLURM_API is set (see README, "Training on Slurm"),
+// failover sites, quotas, the tenant policy: the activity options a TandemPlugin builds from the same configuration.
+const activityOptions = activityOptionsFromConfig(config);
+const { recoverySites = [], quotas } = activityOptions;
+const { worker, connection } = await createTandemWorker({ ...activityOptions, address, connection: config.connection, oidc: config.oidc, namespace: config.namespace, taskQueue: config.taskQueue, tracing });
 announce(`tandem worker: polling task queue "${worker.options.taskQueue}" on ${address}, local runtime state in ${home}${recoverySites.length ? `, failover sites ${recoverySites.map((s) => s.name).join(', ')}` : ''}${quotas ? `, quotas at ${Object.keys(quotas.quotas).join(', ')}` : ''}${config.tenantPolicy ? `, tenant policy ${config.tenantPolicy.file}` : ''}`);
 try {
   await worker.run();

@@ -9,14 +9,12 @@
 import { SimplePlugin } from '@temporalio/plugin';
 import type { DataConverter } from '@temporalio/common';
 import type { BundleOptions, WorkerOptions } from '@temporalio/worker';
-import { tandemSinks } from '../observe/sinks.js';
-import { observeActivities } from '../observe/interceptor.js';
-import { TRACING_WORKFLOW_MODULE, startTracing, tracingActivityInterceptors, tracingClientInterceptors, tracingSinks, type Tracing } from '../observe/tracing.js';
+import { startTracing, tracingClientInterceptors, type Tracing } from '../observe/tracing.js';
+import { startMetricsServer, type MetricsServer } from '../observe/server.js';
 import { codecDataConverter } from '../codec/index.js';
 import { loadWorkerConfig, type WorkerConfig } from '../config/worker.js';
-import { slurmBackend } from '../backends/slurm/index.js';
-import { recoverySites } from '../activities/recovery-sites.js';
 import { tandemActivities, WORKFLOWS_PATH, type TandemActivityOptions } from './worker.js';
+import { activityOptionsFromConfig, withWorkerParts, workerParts, type TandemWorkerParts } from './assembly.js';
 
 export interface TandemPluginOptions extends Omit<TandemActivityOptions, 'home' | 'cluster'> {
   /**
@@ -34,11 +32,49 @@ export interface TandemPluginOptions extends Omit<TandemActivityOptions, 'home' 
   registerWorkflows?: boolean;
   /** Replaces the activities Tandem would build (tests, or an embedding that wires its own). */
   activities?: object;
+  /** The heartbeat throttle (training progress); default the one `tandem worker` uses. A maxHeartbeatThrottleInterval on the Worker wins. */
+  heartbeatThrottleMs?: number;
+  /**
+   * Where the plugin serves Tandem's /metrics while a worker with it runs: default TANDEM_METRICS_HOST /
+   * TANDEM_METRICS_PORT from `config`, as `tandem worker` does (port 0: a free one, see `metricsUrl`);
+   * false: not served (an embedding that already has a Prometheus endpoint serves `registry` from `tandem/observe`).
+   */
+  metrics?: { host: string; port: number } | false;
+}
+
+/** One /metrics server per address in a process, however many workers (or plugins) share it. */
+const servers = new Map<string, { server: Promise<MetricsServer>; users: number }>();
+
+async function acquireMetricsServer(at: { host: string; port: number }): Promise<{ server: MetricsServer; release: () => Promise<void> }> {
+  const key = `${at.host}:${at.port}`;
+  let entry = at.port === 0 ? undefined : servers.get(key);
+  if (!entry) {
+    entry = { server: startMetricsServer(at), users: 0 };
+    if (at.port !== 0) servers.set(key, entry);
+  }
+  entry.users++;
+  const e = entry;
+  const server = await e.server.catch((err: unknown) => {
+    servers.delete(key);
+    throw err;
+  });
+  return {
+    server,
+    release: async () => {
+      if (--e.users > 0) return;
+      if (servers.get(key) === e) servers.delete(key);
+      await server.close();
+    },
+  };
 }
 
 export class TandemPlugin extends SimplePlugin {
   readonly config: WorkerConfig;
   private built?: object;
+  /** The worker parts Tandem's own worker has (workers/assembly.ts): throttle, sinks, interceptors. */
+  readonly parts: TandemWorkerParts;
+  /** http://host:port/metrics while a worker with this plugin runs and metrics are configured. */
+  metricsUrl?: string;
 
   constructor(opts: TandemPluginOptions = {}) {
     const config = opts.config ?? loadWorkerConfig();
@@ -48,25 +84,27 @@ export class TandemPlugin extends SimplePlugin {
     // OpenTelemetry tracing when the configuration's OTEL_* turn it on (observe/tracing.ts: one provider
     // a process). The client's StartWorkflow span is the parent of the run's spans on the worker.
     const tracing = config.observe.tracing ? startTracing(config.observe.tracing, 'tandem-worker') : undefined;
+    const metricsAt = opts.metrics === false ? undefined : (opts.metrics ?? config.observe.metrics);
     super({
       name: 'tandem',
       // Activities are built on first use by a worker, never for a client: building them creates the
       // backend clients (Slurm, Kubernetes) the worker owns.
       activities: (existing) => ({ ...existing, ...this.activities() }),
       ...(codec ? { dataConverter: codec } : {}),
-      // Activity durations and outcomes for the metrics (observe/); served where the entry point
-      // starts observe/server.ts (or scraped from observe/metrics.ts's registry by the embedding).
-      // With tracing, the RunActivity span goes outermost and the workflow interceptors are bundled in.
-      workerInterceptors: { activity: [...(tracing ? [tracingActivityInterceptors(tracing)] : []), observeActivities], ...(tracing ? { workflowModules: [TRACING_WORKFLOW_MODULE] } : {}) },
       ...(tracing ? { clientInterceptors: { workflow: tracingClientInterceptors(tracing) } } : {}),
       ...(opts.registerWorkflows ? { workflowsPath: WORKFLOWS_PATH } : {}),
       // The backend clients hold no connections between calls (each request opens and closes its
       // own), so a stopped worker leaves nothing open; a worker run again gets freshly built ones.
+      // /metrics is served while the worker runs (one server per address, shared by the workers on it).
       runContext: async (next) => {
+        const served = metricsAt ? await acquireMetricsServer(metricsAt) : undefined;
+        this.metricsUrl = served?.server.url;
         try {
           await next();
         } finally {
           this.built = undefined;
+          this.metricsUrl = undefined;
+          await served?.release();
           await this.tracing?.flush();
         }
       },
@@ -74,6 +112,7 @@ export class TandemPlugin extends SimplePlugin {
     this.config = config;
     this.tandemOptions = opts;
     this.tracing = tracing;
+    this.parts = workerParts({ dataConverter: codec, heartbeatThrottleMs: opts.heartbeatThrottleMs, tracing });
   }
 
   /** The process's tracing when the configuration turned it on; `tracing?.shutdown()` at exit sends what is left. */
@@ -85,36 +124,32 @@ export class TandemPlugin extends SimplePlugin {
    * A bundle built with the plugin (bundleWorkflowCode({ plugins: [tandem] })) gets the codec's failure
    * converter, as a worker bundling with the plugin does (it takes it from the data converter): the
    * workflow code's failures are then encoded like the activities'. SimplePlugin has no option for it.
+   * With tracing, its workflow interceptors are bundled in too.
    */
   override configureBundler(options: BundleOptions): BundleOptions {
     const o = super.configureBundler(options);
     const failureConverterPath = codecDataConverter(this.config.codec)?.failureConverterPath;
-    return failureConverterPath && !o.failureConverterPath ? { ...o, failureConverterPath } : o;
+    const modules = this.parts.workflowInterceptorModules.filter((m) => !o.workflowInterceptorModules?.includes(m));
+    return {
+      ...o,
+      ...(failureConverterPath && !o.failureConverterPath ? { failureConverterPath } : {}),
+      ...(modules.length ? { workflowInterceptorModules: [...(o.workflowInterceptorModules ?? []), ...modules] } : {}),
+    };
   }
 
-  /** Also registers the workflows' metric sinks (workflows/observe.ts); SimplePlugin has no option for sinks. */
+  /** The worker parts of Tandem's own worker (workers/assembly.ts) on top of what SimplePlugin sets. */
   override configureWorker(options: WorkerOptions): WorkerOptions {
-    const o = super.configureWorker(options);
-    return { ...o, sinks: { ...tandemSinks(), ...(this.tracing ? tracingSinks(this.tracing) : {}), ...o.sinks } };
+    return withWorkerParts(super.configureWorker(options), this.parts);
   }
 
-  /** Tandem's activities for this configuration (built once per plugin). */
+  /** Tandem's activities for this configuration (built once per worker run). */
   activities(): object {
     if (this.tandemOptions.activities) return this.tandemOptions.activities;
     if (!this.built) {
-      const c = this.config;
       const o = this.tandemOptions;
-      const rest: Omit<TandemActivityOptions, 'home' | 'cluster'> = { backends: o.backends, pollInitialMs: o.pollInitialMs, inventorySources: o.inventorySources, recoverySites: o.recoverySites, quotas: o.quotas, tenantPolicy: o.tenantPolicy };
-      this.built = tandemActivities({
-        ...rest,
-        home: this.tandemOptions.home ?? c.home,
-        backends: rest.backends ?? (c.slurm ? { slurm: slurmBackend(c.slurm) } : undefined),
-        recoverySites: rest.recoverySites ?? recoverySites(c.sites?.parsed, c.sites?.secrets ?? {}),
-        quotas: rest.quotas ?? c.quotas?.parsed,
-        tenantPolicy: rest.tenantPolicy ?? c.tenantPolicy?.parsed,
-        cluster: c,
-        audit: c.audit,
-      });
+      this.built = tandemActivities(
+        activityOptionsFromConfig(this.config, { home: o.home, backends: o.backends, pollInitialMs: o.pollInitialMs, inventorySources: o.inventorySources, recoverySites: o.recoverySites, quotas: o.quotas, tenantPolicy: o.tenantPolicy }),
+      );
     }
     return this.built;
   }

@@ -4,7 +4,7 @@
 // the replay is bounded in time, and an error the workflow code throws during it is a failed replay.
 import { fileURLToPath } from 'node:url';
 import { Worker, bundleWorkflowCode, type InjectedSinks, type WorkflowBundle, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
+import { historyFromJSON } from '../sdk/history-json.js';
 import proto, { type temporal } from '@temporalio/proto';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { InputError, type InputIssue } from '../contract/input-error.js';
@@ -14,7 +14,8 @@ import { loadCodecConfig } from '../config/worker.js';
 import { codecDataConverter } from '../codec/index.js';
 import type { DataConverter } from '@temporalio/common';
 import type { ReplayProbeSinks } from '../workflows/replay-probe.js';
-import { tandemSinks } from '../observe/sinks.js'; // registered (doing nothing) so the workflows' metric calls are not "unregistered sinks"
+import { workerParts } from './assembly.js';
+import type { Tracing } from '../observe/tracing.js';
 
 export interface ReplayVerdict {
   deterministic: boolean;
@@ -30,6 +31,15 @@ export interface ReplayVerdict {
 
 const PROBE_PATH = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../workflows/replay-probe.ts' : '../workflows/replay-probe.js', import.meta.url));
 const quietLogger = { trace() {}, debug() {}, info() {}, warn: (m: string) => console.warn(m), error: (m: string) => console.error(m), log() {} };
+
+/**
+ * The sinks a replayer registers: those of Tandem's own worker (workers/assembly.ts) with metrics not
+ * recorded (a replay is not a run) — without them every sink call of the workflows is logged as an
+ * "unregistered external sink" — and tracing's, which export nothing on replay.
+ */
+export function replaySinks(tracing?: Tracing): NonNullable<Parameters<typeof Worker.runReplayHistory>[0]['sinks']> {
+  return workerParts({ observe: false, tracing }).sinks;
+}
 
 /** The workflows with the replay probe (workflows/replay-probe.ts), which reports errors the code throws. */
 export function bundleReplayWorkflows(): Promise<WorkflowBundleWithSourceMap> {
@@ -151,7 +161,7 @@ export async function replayHistory(h: temporal.api.history.v1.IHistory, opts: {
   try {
     await Promise.race([
       // Encrypted histories decode with the codec's keys (TANDEM_CODEC_*), as the worker that wrote them did.
-      Worker.runReplayHistory({ workflowBundle, replayName: 'tandem-replay', sinks: { ...tandemSinks({ record: false }), ...sinks }, dataConverter: opts.dataConverter ?? codecDataConverter(loadCodecConfig()) }, h, opts.workflowId),
+      Worker.runReplayHistory({ workflowBundle, replayName: 'tandem-replay', sinks: { ...replaySinks(), ...sinks }, dataConverter: opts.dataConverter ?? codecDataConverter(loadCodecConfig()) }, h, opts.workflowId),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new ReplayTimeout()), timeoutMs);
       }),

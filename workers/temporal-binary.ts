@@ -7,7 +7,11 @@ import { loadToolConfig } from '../config/worker.js';
 
 export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
-export const TOOLS_DIR = join(PROJECT_ROOT, '.tools');
+// A checkout (this file run as TypeScript) keeps its tools in .tools/; the installed package in the
+// user's cache directory (config/worker.ts: $XDG_CACHE_HOME/tandem or ~/.cache/tandem), since
+// node_modules is replaced by every `npm install`.
+const IN_CHECKOUT = import.meta.url.endsWith('.ts');
+export const TOOLS_DIR = IN_CHECKOUT ? join(PROJECT_ROOT, '.tools') : join(loadToolConfig().cacheDir, 'bin');
 
 function executable(path: string): boolean {
   try {
@@ -29,7 +33,7 @@ function goBin(): string | undefined {
   return onPath('go') ?? (executable('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : undefined);
 }
 
-/** Where a `temporal` binary already is: `temporalCli` (TEMPORAL_CLI), PATH, .tools/, or $(go env GOPATH)/bin. */
+/** Where a `temporal` binary already is: `temporalCli` (TEMPORAL_CLI), PATH, TOOLS_DIR (.tools/ in a checkout, the user cache in the package), or $(go env GOPATH)/bin. */
 export function findTemporal(temporalCli: string | undefined = loadToolConfig().temporalCli): string | undefined {
   const candidates = [temporalCli, onPath('temporal'), join(TOOLS_DIR, 'temporal')];
   const go = goBin();
@@ -44,7 +48,7 @@ export function findTemporal(temporalCli: string | undefined = loadToolConfig().
   return candidates.find((c): c is string => !!c && executable(c));
 }
 
-/** Finds `temporal`, or builds it into .tools/ with `go install` (about 3 minutes on 2 cores, once). */
+/** Finds `temporal`, or builds it into TOOLS_DIR with `go install` (about 3 minutes on 2 cores, once). */
 export function ensureTemporal(log: (line: string) => void = (l) => console.error(l)): string {
   const found = findTemporal();
   if (found) return found;

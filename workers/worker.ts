@@ -24,10 +24,9 @@ import { loadClusterConfig, type ClusterConfig, type TemporalConnection } from '
 import { loadAuditConfig, loadCodecConfig } from '../config/worker.js';
 import { codecDataConverter } from '../codec/index.js';
 import type { DataConverter } from '@temporalio/common';
-import { tandemSinks } from '../observe/sinks.js';
+import { workerParts } from './assembly.js';
 import { OidcApiKey, type ClientCredentials } from '../sdk/oidc-token.js';
-import { observeActivities } from '../observe/interceptor.js';
-import { TRACING_WORKFLOW_MODULE, tracingActivityInterceptors, tracingSinks, type Tracing } from '../observe/tracing.js';
+import { TRACING_WORKFLOW_MODULE, type Tracing } from '../observe/tracing.js';
 
 export const TASK_QUEUE = DEFAULTS.taskQueue;
 // The workflows' entry point for the bundler: the TypeScript source in a checkout, the compiled
@@ -90,6 +89,8 @@ export async function createTandemWorker(opts: TandemWorkerOptions): Promise<{ w
     };
   }
   const dataConverter = opts.dataConverter ?? codecDataConverter(loadCodecConfig());
+  // The same parts a TandemPlugin puts on a team's Worker (workers/assembly.ts).
+  const parts = workerParts({ dataConverter, heartbeatThrottleMs: opts.heartbeatThrottleMs, observe: opts.observe, tracing: opts.tracing });
   const worker = await Worker.create({
     connection,
     namespace: opts.namespace ?? DEFAULTS.namespace,
@@ -99,11 +100,10 @@ export async function createTandemWorker(opts: TandemWorkerOptions): Promise<{ w
     activities: opts.activities ?? tandemActivities(opts),
     dataConverter,
     // Heartbeats carry training progress; a short throttle keeps `tandem status` and the CLI bar live.
-    maxHeartbeatThrottleInterval: opts.heartbeatThrottleMs ?? DEFAULTS.heartbeatThrottleMs,
+    maxHeartbeatThrottleInterval: parts.maxHeartbeatThrottleInterval,
     // Metrics and log attributes (observe/): the workflows' sink calls, activity durations and outcomes.
-    // Tracing: the RunActivity span outermost, so the metrics interceptor's work is inside it.
-    sinks: { ...tandemSinks({ record: opts.observe !== false }), ...(opts.tracing ? tracingSinks(opts.tracing) : {}) },
-    interceptors: { activity: [...(opts.tracing ? [tracingActivityInterceptors(opts.tracing)] : []), ...(opts.observe === false ? [] : [observeActivities])] },
+    sinks: parts.sinks,
+    interceptors: { activity: parts.activityInterceptors },
   });
   return { worker, connection };
 }

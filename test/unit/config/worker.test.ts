@@ -1,7 +1,7 @@
 // The configuration boundary (config/worker.ts): defaults, every variable parsed, and one ConfigError
 // that lists every problem, naming the variable, or the file and its line.
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CONFIG_VARIABLES, loadCliConfig, loadClientConfig, loadClusterConfig, loadToolConfig, loadWorkerConfig } from '../../../config/worker.js';
 import { ConfigError } from '../../../config/errors.js';
@@ -60,7 +60,10 @@ describe('defaults', () => {
       observe: { metrics: undefined, metricsHost: '127.0.0.1', logFormat: 'text', logLevel: undefined },
     });
     expect(loadClientConfig({})).toEqual({ address: DEFAULTS.temporalAddress, namespace: DEFAULTS.namespace, taskQueue: DEFAULTS.taskQueue, connection: { address: DEFAULTS.temporalAddress } });
-    expect(loadToolConfig({})).toEqual({ temporalCli: undefined });
+    expect(loadToolConfig({})).toEqual({ temporalCli: undefined, cacheDir: join(homedir(), '.cache', 'tandem') });
+    // The Temporal CLI the package builds goes to the user's cache (XDG), never into node_modules.
+    expect(loadToolConfig({ XDG_CACHE_HOME: '/var/cache/u' }).cacheDir).toBe('/var/cache/u/tandem');
+    expect(loadToolConfig({ XDG_CACHE_HOME: 'relative' }).cacheDir).toBe(join(homedir(), '.cache', 'tandem'));
   });
 
   test('an empty variable counts as unset', () => {
@@ -117,7 +120,7 @@ describe('every variable parsed', () => {
   test('TEMPORAL_CLI', () => {
     const bin = file('temporal', '#!/bin/sh\n');
     chmodSync(bin, 0o755);
-    expect(loadToolConfig({ TEMPORAL_CLI: bin })).toEqual({ temporalCli: bin });
+    expect(loadToolConfig({ TEMPORAL_CLI: bin })).toMatchObject({ temporalCli: bin });
     chmodSync(bin, 0o644);
     expect(configError(() => loadToolConfig({ TEMPORAL_CLI: bin })).message).toContain(`TEMPORAL_CLI=${bin}: not executable`);
   });
