@@ -3,7 +3,7 @@
 // configured Slurm site (FirecREST token and scheduler, slurmrestd ping and partitions) and Kubernetes
 // access (namespace, the RBAC verbs Tandem needs) — and says what to fix. Exit 1 if any check fails.
 import type { Command } from 'commander';
-import type { Connectors } from './groups.js';
+import type { Connectors } from './connectors.js';
 import type { WorkerConfig } from '../config/worker.js';
 import { withTimeout } from '../backends/timeout.js';
 
