@@ -85,7 +85,7 @@ export const COMMAND_GROUPS: CommandGroup[] = [
   {
     name: 'deployments',
     term: 'deployments',
-    summary: 'the served model endpoints on Kubernetes: list, revisions, rollback, delete',
+    summary: 'the served model endpoints, local or on Kubernetes: list, revisions, stop, rollback, delete',
     register: async (p) => (await import('./deployments.js')).registerDeploymentCommands(p),
   },
 ];

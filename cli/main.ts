@@ -174,8 +174,10 @@ program
   .description('start a local Temporal dev server (with Web UI) and a Tandem worker')
   .option('--port <port>', 'frontend port', parsePort, DEFAULTS.devPort)
   .option('--ui-port <port>', 'Web UI port', parsePort, DEFAULTS.devUiPort)
-  .option('--state <dir>', 'state directory (SQLite, local runtime)', DEFAULTS.home)
-  .action(async (o: { port: number; uiPort: number; state: string }) => (await devCommands()).runDev({ port: o.port, uiPort: o.uiPort, state: o.state, logFormat: logFormat() }));
+  .option('--state <dir>', 'state directory (SQLite, local runtime); one `tandem dev` at a time', DEFAULTS.home)
+  .option('--keep', 'on exit, leave the model servers this worker started running (`tandem deployments stop` stops them)')
+  .addHelpText('after', '\nA port already in use is an error: `tandem dev` never attaches to a server it did not start.\nCtrl-C stops the worker, the dev server and (without --keep) the model servers its runs started.')
+  .action(async (o: { port: number; uiPort: number; state: string; keep?: boolean }) => (await devCommands()).runDev({ port: o.port, uiPort: o.uiPort, state: o.state, keep: o.keep, logFormat: logFormat() }));
 
 program
   .command('demo [spec]')

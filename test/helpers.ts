@@ -10,6 +10,7 @@ import { validatePipelineSpec } from '../contract/parse.js';
 import type { PipelineSpec, PipelineSpecInput } from '../contract/pipeline.js';
 import type { BackendMap } from '../activities/runtimes.js';
 import { lineageJobName } from '../workflows/pipeline/identity.js';
+import { LocalServingBackend } from '../backends/local-serving.js';
 import type { JobStage } from '../workflows/pipeline/job-shape.js';
 
 let runtimeInstalled = false;
@@ -43,13 +44,18 @@ export async function temporalClient(): Promise<{ client: Client; close: () => P
   return { client: new Client({ connection }), close: () => connection.close() };
 }
 
-/** Starts a worker on its own task queue; returns a Tandem client bound to that queue. */
+/**
+ * Starts a worker on its own task queue; returns a Tandem client bound to that queue. `stop()` also
+ * stops the model servers this worker's runs left serving in its home (a completed run's deployment
+ * serves on; a test suite must not leave them behind).
+ */
 export async function startWorker(opts: { taskQueue: string; home?: string; activities?: object; backends?: BackendMap }): Promise<{ worker: Worker; tandem: TandemClient; stop: () => Promise<void> }> {
   installQuietRuntime();
+  const home = opts.home ?? tempDir('home');
   const { worker, connection } = await createTandemWorker({
     address: address(),
     taskQueue: opts.taskQueue,
-    home: opts.home ?? tempDir('home'),
+    home,
     activities: opts.activities,
     backends: opts.backends,
     workflowBundle: await workflowBundle(),
@@ -64,6 +70,7 @@ export async function startWorker(opts: { taskQueue: string; home?: string; acti
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
       await connection.close();
+      await new LocalServingBackend(home).stopOwnedBy(process.pid);
     },
   };
 }
