@@ -83,6 +83,12 @@ export const COMMAND_GROUPS: CommandGroup[] = [
     register: async (p, c) => (await import('./ui.js')).registerUiCommand(p, c),
   },
   {
+    name: 'logs',
+    term: 'logs [options] <run>',
+    summary: "a run's job output (stdout, then stderr), local, Slurm or Kubernetes; --follow keeps printing until the run closes",
+    register: async (p, c) => (await import('./logs.js')).registerLogsCommand(p, c),
+  },
+  {
     name: 'deployments',
     term: 'deployments',
     summary: 'the served model endpoints, local or on Kubernetes: list, revisions, stop, rollback, delete',

@@ -89,10 +89,26 @@ const connect = async (): Promise<TandemClient> => {
   return (await sdk()).TandemClient.connect({ address: t.address, namespace: t.namespace, taskQueue: t.taskQueue, profile: t.profile });
 };
 
+/** An Argo Workflows manifest is not a pipeline spec: `tandem argo lint` checks those. */
+function refuseArgo(path: string): void {
+  let text = '';
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return; // loadPipelineSpec says what is wrong with the path
+  }
+  const api = /^apiVersion:\s*["']?(argoproj\.io\/[^\s"']+)/m.exec(text)?.[1];
+  if (!api) return;
+  const kind = /^kind:\s*["']?(\w+)/m.exec(text)?.[1] ?? 'Workflow';
+  throw new Error(`${path} is an Argo Workflows manifest (apiVersion ${api}, kind ${kind}), not a Tandem pipeline spec: check it with \`tandem argo lint ${path}\` and run it with \`tandem argo submit ${path}\``);
+}
+
 program
   .command('validate <spec>')
-  .description('check a pipeline spec (YAML or JSON) without running it')
+  .description('check a pipeline spec (YAML or JSON) without running it (Argo Workflows YAML: `tandem argo lint`)')
+  .addHelpText('after', '\nExamples:\n  tandem validate templates/examples/demo-pipeline.yaml\n  tandem argo lint my-workflow.yaml      # Argo Workflows YAML')
   .action(async (path: string) => {
+    refuseArgo(path);
     const spec = await (await sdk()).loadPipelineSpec(path);
     console.log(`${path}: valid pipeline "${spec.name}" (tenant ${spec.tenant}, qos ${spec.qos})`);
   });
@@ -118,30 +134,40 @@ program
         console.log(o.json ? JSON.stringify({ id: handle.id }) : handle.id);
         return;
       }
-      if (!o.json) console.log(`tandem: started ${handle.id} (follow with \`tandem status ${handle.id}\`; Ctrl-C stops following, not the run)`);
-      const printer = new ProgressPrinter();
-      for await (const ev of handle.progress()) {
-        if (o.json) console.log(JSON.stringify(ev));
-        else if (ev.type === 'done') {
-          console.log(formatStatus(ev.status));
-          if (ev.status.phase !== 'completed') process.exitCode = 1;
-        } else printer.handle(ev);
-      }
+      if (!o.json) console.log(`tandem: started ${handle.id} (Ctrl-C stops following, not the run; follow again with \`tandem status ${handle.id} --follow\`)`);
+      await follow(handle, o.json);
     } finally {
       await client.close();
     }
   });
 
+/** The progress display of `run` and `status --follow`: the timeline so far, then live, to the end. */
+async function follow(handle: Awaited<ReturnType<TandemClient['get']>>, json?: boolean): Promise<void> {
+  const printer = new ProgressPrinter();
+  for await (const ev of handle.progress()) {
+    if (json) console.log(JSON.stringify(ev));
+    else if (ev.type === 'done') {
+      console.log(formatStatus(ev.status));
+      if (ev.status.phase !== 'completed') process.exitCode = 1;
+    } else printer.handle(ev);
+  }
+}
+
 program
   .command('status <id>')
-  .description("show a run's stages, or its timeline")
+  .description("show a run's stages, or its timeline; --follow re-attaches to it as `run` follows")
   .option('--timeline', 'print the timeline instead')
+  .option('--follow', 'follow the run to its end with the progress display of `tandem run` (exit 1 unless it completes)')
   .option('--json', 'machine-readable output')
-  .action(async (id: string, o: { timeline?: boolean; json?: boolean }) => {
+  .addHelpText('after', '\nExamples:\n  tandem status demo-3f2a\n  tandem status demo-3f2a --follow        # after run --detach or Ctrl-C\n  tandem status demo-3f2a --timeline --json')
+  .action(async (id: string, o: { timeline?: boolean; follow?: boolean; json?: boolean }) => {
     const client = await connect();
     try {
       const h = await client.get(id);
-      if (o.timeline) {
+      if (o.follow) {
+        if (o.timeline) throw new Error('--follow prints the timeline as it happens; leave out --timeline');
+        await follow(h, o.json);
+      } else if (o.timeline) {
         const tl = await h.timeline();
         console.log(o.json ? JSON.stringify(tl, null, 2) : tl.map((e) => `${e.at}  ${(e.stage ?? 'pipeline').padEnd(10)} ${e.attempt ? `#${e.attempt} ` : ''}${e.message}`).join('\n'));
       } else {
@@ -162,8 +188,15 @@ program
     const client = await connect();
     try {
       const h = await client.get(id);
+      const { describeExecution } = await import('../sdk/list.js');
+      const { status } = await describeExecution(client.client, id);
+      if (status !== 'RUNNING') {
+        console.error(`tandem: run ${id} is already closed (${status.toLowerCase().replace(/_/g, ' ')}); there is nothing to cancel`);
+        process.exitCode = 1;
+        return;
+      }
       await h.cancel();
-      console.log(`tandem: cancellation requested for ${id}; compensations run before it closes`);
+      console.log(`tandem: cancellation requested for ${id}; compensations run before it closes (follow with \`tandem status ${id} --follow\`)`);
     } finally {
       await client.close();
     }
