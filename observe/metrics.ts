@@ -102,6 +102,15 @@ export function nameLabel(value: string | undefined, fallback = 'none'): string 
   return value.replace(/[^A-Za-z0-9_.:/-]/g, '_').slice(0, 64);
 }
 
+/**
+ * A `site` label: the site's name, never an address. A URL (the deploy stage's endpoint, whose random
+ * port made a new series every run) becomes its runtime (`local`, `kubernetes`), else `endpoint`.
+ */
+export function siteLabel(value: string | undefined, runtime?: string): string {
+  if (value && /^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return runtime === 'local' || runtime === 'kubernetes' || runtime === 'slurm' ? runtime : 'endpoint';
+  return nameLabel(value);
+}
+
 const STAGE_NAMES = ['preprocess', 'train', 'checkpoint', 'deploy'] as const;
 export const stageLabel = (stage: string | undefined) => bounded(stage, STAGE_NAMES);
 export const runtimeLabel = (runtime: string | undefined) => bounded(runtime, ['local', 'slurm', 'kubernetes', 'auto']);

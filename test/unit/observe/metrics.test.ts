@@ -96,3 +96,15 @@ describe('TANDEM_METRICS_* and TANDEM_LOG_* (config/worker.ts)', () => {
     expect(() => loadObserveConfig({ TANDEM_METRICS_SDK_PORT: '9465' })).toThrow(/needs TANDEM_METRICS_PORT/);
   });
 });
+
+test('the deploy stage\'s site is its runtime, never its endpoint URL (a random port made a new series every run)', async () => {
+  const run = { tenant: 'unit-t', pipeline: 'unit-site-url' };
+  const before = await snapshot();
+  for (const port of [41935, 36775]) recordPipelineEvent({ kind: 'stage-completed', ...run, stage: 'deploy', site: `http://127.0.0.1:${port}`, runtime: 'local', seconds: 1 });
+  recordPipelineEvent({ kind: 'stage-completed', ...run, stage: 'deploy', site: 'https://chat.example/v1', seconds: 1 });
+  const after = await snapshot();
+  const moved = (m: Record<string, string>) => total(after, 'tandem_stage_duration_seconds_count', m) - total(before, 'tandem_stage_duration_seconds_count', m);
+  expect(moved({ stage: 'deploy', site: 'local', runtime: 'local' })).toBe(2);
+  expect(moved({ stage: 'deploy', site: 'endpoint' })).toBe(1);
+  expect([...after.keys()].filter((k) => k.startsWith('tandem_stage_duration_seconds_count{') && /site="[a-z]+:\/\//.test(k))).toEqual([]);
+});
