@@ -1,5 +1,6 @@
 // What the worker makes of the workflows' sink events, a job watch's observations and HTTP requests:
 // the right series move, and label values stay bounded (no ids).
+import { readFileSync } from 'node:fs';
 import { registry, routeLabel, stageOfJobName, observeSlurmRequest } from '../../../observe/metrics.js';
 import { recordPipelineEvent, tandemSinks } from '../../../observe/sinks.js';
 import { jobWatch } from '../../../observe/activity-metrics.js';
@@ -107,4 +108,9 @@ test('the deploy stage\'s site is its runtime, never its endpoint URL (a random 
   expect(moved({ stage: 'deploy', site: 'local', runtime: 'local' })).toBe(2);
   expect(moved({ stage: 'deploy', site: 'endpoint' })).toBe(1);
   expect([...after.keys()].filter((k) => k.startsWith('tandem_stage_duration_seconds_count{') && /site="[a-z]+:\/\//.test(k))).toEqual([]);
+});
+
+test('tandem_build_info names the package version and Node.js version', async () => {
+  const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  expect(total(await snapshot(), 'tandem_build_info', { version, node: process.versions.node })).toBe(1);
 });
