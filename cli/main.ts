@@ -224,6 +224,17 @@ const connectArgo = async () => {
   const [tandem, { ArgoClient }] = await Promise.all([connect(), import('../argo/client.js')]);
   return ArgoClient.over(tandem.client, tandem.taskQueue, () => tandem.close());
 };
+program
+  .command('completion <shell>')
+  .description('print a shell completion script: bash or zsh')
+  .addHelpText('after', '\nExamples:\n  source <(tandem completion bash)     # in ~/.bashrc\n  source <(tandem completion zsh)      # in ~/.zshrc')
+  .action(async (shell: string) => {
+    if (shell !== 'bash' && shell !== 'zsh') throw new Error(`completion: shell must be bash or zsh, not ${JSON.stringify(shell)}`);
+    const { commandTree, bashScript, zshScript } = await import('./completion.js');
+    const tree = await commandTree(program, { connect, connectArgo, target });
+    process.stdout.write(shell === 'bash' ? bashScript(tree) : zshScript(tree));
+  });
+
 registerCommandGroups(program, process.argv.slice(2), { connect, connectArgo, target })
   .then(() => program.parseAsync())
   .then(async () => (await tracing)?.shutdown())

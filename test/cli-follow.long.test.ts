@@ -72,3 +72,18 @@ test('run --detach, then status --follow and logs [--follow] re-attach; cancel o
     await w.stop();
   }
 }, 240_000);
+
+test('tandem completion bash completes commands, group subcommands and options in a real bash', async () => {
+  const r = await tandem(['completion', 'bash']);
+  expect(r).toMatchObject({ code: 0, err: '' });
+  const script = join(tempDir('completion'), 'tandem.bash');
+  writeFileSync(script, r.out);
+  const complete = (words: string[]) =>
+    new Promise<string>((resolve, reject) =>
+      execFile('bash', ['-c', `source ${script}; COMP_WORDS=(${words.map((w) => JSON.stringify(w)).join(' ')}); COMP_CWORD=${words.length - 1}; _tandem; echo "\${COMPREPLY[@]}"`], (e, out) => (e ? reject(e) : resolve(out.trim()))),
+    );
+  expect(await complete(['tandem', 'lo'])).toBe('logs');
+  expect((await complete(['tandem', 'deployments', ''])).split(' ').sort()).toEqual(['delete', 'list', 'rollback', 'show', 'stop']);
+  expect((await complete(['tandem', 'logs', 'run-1', '--'])).split(' ')).toEqual(expect.arrayContaining(['--stage', '--attempt', '--follow', '--home']));
+  expect(await tandem(['completion', 'fish'])).toMatchObject({ code: 2, err: 'tandem: completion: shell must be bash or zsh, not "fish"\n' });
+});
