@@ -183,14 +183,26 @@ export function createActivities(config: ActivityConfig) {
         throw failure('RuntimeUnavailable', `stage deploy asks for runtime "${input.runtime}", but this worker serves models only on the local runtime. Set stages.deploy.runtime to "local" or "auto".`);
       }
       await guard?.enforce({ deploy: 'local' });
-      const d = await serving.deploy({ name: input.name, model: input.model, checkpoint: input.checkpoint, command: input.command, env: input.env });
+      // The pipeline, tenant and run it serves: `tandem deployments`, and retirement by a newer revision.
+      const run = await runInputs.current().catch(() => undefined);
+      const workflowId = Context.current().info.workflowExecution?.workflowId;
+      const d = await serving.deploy({ name: input.name, model: input.model, checkpoint: input.checkpoint, command: input.command, env: input.env, pipeline: run?.spec.name, tenant: run?.spec.tenant, workflowId });
       observeDeployment('local', d.adopted ? 'adopt' : 'rollout'); // metrics
       if (!d.adopted) await audit({ what: 'deployment.rolledOut', where: { site: 'local', runtime: 'local' }, details: { name: d.name, model: d.model, checkpoint: d.checkpoint, endpoint: d.endpoint } });
       return d;
     },
 
     async awaitReadiness(input: ReadinessInput): Promise<ReadinessResult> {
-      return checkReadiness(input, Context.current());
+      const ready = await checkReadiness(input, Context.current());
+      // A ready local revision retires the pipeline's older ones (kept for `tandem deployments rollback`).
+      if (input.deployment.runtime === 'local') {
+        const retired = await serving.retireOthers(input.deployment.name);
+        for (const name of retired) {
+          observeDeployment('local', 'teardown'); // metrics
+          await audit({ what: 'deployment.retired', where: { site: 'local', runtime: 'local' }, details: { name, by: input.deployment.name } });
+        }
+      }
+      return ready;
     },
 
     async undeployModel({ name }: { runtime: string; name: string }): Promise<void> {

@@ -1,5 +1,12 @@
 // Model serving on the local runtime: one detached server process per deployment name, with its
 // state in <home>/deployments/<name>/ so a restarted worker finds (and does not duplicate) it.
+//
+// Lifecycle (`tandem deployments … ` on the local runtime, cli/deployments.ts): a pipeline's
+// deployments are its revisions, one a run, in the order they were created. A revision that passes its
+// readiness gate retires the pipeline's older serving ones (`retireOthers`: stopped, record kept so that
+// `rollback` can start it again); a failed or cancelled run's compensation removes its own (`undeploy`);
+// `stop` stops one and keeps its record; `tandem dev` stops, on exit, the ones its worker started
+// (`stopOwnedBy`); test code stops what is left under a directory with `stopModelServersUnder`.
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,9 +25,48 @@ export interface DeploymentRef {
   adopted: boolean;
 }
 
+/** What a deployment is doing: serving, retired by a newer revision (or a rollback), stopped by hand. */
+export type LocalDeploymentState = 'serving' | 'retired' | 'stopped';
+
 interface DeploymentRecord extends Omit<DeploymentRef, 'adopted' | 'endpoint'> {
   pid: number;
   startTime?: number;
+  /** The pipeline, tenant and run it serves (records written before these were kept have none). */
+  pipeline?: string;
+  tenant?: string;
+  workflowId?: string;
+  /** When the deployment was created (ISO 8601). */
+  created?: string;
+  /** The server's command and environment, to start it again on rollback. */
+  command?: string[];
+  env?: Record<string, string>;
+  /** The process that started the server (the worker): `tandem dev` stops what its worker started. */
+  owner?: { pid: number; startTime?: number };
+  state?: LocalDeploymentState;
+  /** Which deployment retired it, and when it stopped. */
+  retiredBy?: string;
+  stopped?: string;
+}
+
+/** One local deployment as `tandem deployments` shows it. */
+export interface LocalDeploymentRow {
+  runtime: 'local';
+  name: string;
+  pipeline?: string;
+  tenant?: string;
+  run?: string;
+  model: string;
+  checkpoint: string;
+  endpoint?: string;
+  /** serving (its process alive), retired, stopped, or exited (recorded serving, process gone). */
+  state: LocalDeploymentState | 'exited';
+  pid: number;
+  alive: boolean;
+  created?: string;
+  stopped?: string;
+  retiredBy?: string;
+  /** 1, 2, … in creation order among the pipeline's deployments. */
+  revision?: number;
 }
 
 export interface LocalDeployRequest {
@@ -31,6 +77,10 @@ export interface LocalDeployRequest {
   env?: Record<string, string>;
   /** How long to wait for the server to bind its port. */
   bindTimeoutMs?: number;
+  /** The pipeline, tenant and run it serves (`tandem deployments`, retirement by a newer revision). */
+  pipeline?: string;
+  tenant?: string;
+  workflowId?: string;
 }
 
 export class LocalServingBackend {
@@ -66,23 +116,123 @@ export class LocalServingBackend {
     const command = req.command ?? builtinCommand('serve');
     const bad = unspawnable(command, req.env);
     if (bad) throw failure('InvalidRequest', `deployment ${req.name}: ${bad} contains a NUL byte or is not a valid variable, which no process can receive`);
-    const dir = this.dir(req.name);
+    const record: DeploymentRecord = {
+      runtime: 'local',
+      name: req.name,
+      model: req.model,
+      checkpoint: req.checkpoint,
+      pid: 0,
+      pipeline: req.pipeline,
+      tenant: req.tenant,
+      workflowId: req.workflowId,
+      created: new Date().toISOString(),
+      command,
+      env: req.env,
+      owner: { pid: process.pid, startTime: processStartTime(process.pid)?.start },
+      state: 'serving',
+    };
+    const endpoint = await this.start(record, req.bindTimeoutMs);
+    return { runtime: 'local', name: req.name, endpoint, model: req.model, checkpoint: req.checkpoint, adopted: false };
+  }
+
+  /** Starts the record's server (a new deployment, or a retired one on rollback) and waits for its port. */
+  private async start(record: DeploymentRecord, bindTimeoutMs?: number): Promise<string> {
+    const command = record.command ?? builtinCommand('serve');
+    const dir = this.dir(record.name);
     mkdirSync(dir, { recursive: true });
+    rmSync(join(dir, 'endpoint.json'), { force: true });
     const log = openSync(join(dir, 'server.log'), 'a');
     const child = spawn(command[0]!, command.slice(1), {
       cwd: dir,
       detached: true,
       stdio: ['ignore', log, log],
       // Never the worker's own environment (its secrets would reach server.log and the failure): backends/job-env.ts.
-      env: jobEnv(req.env, { TANDEM_CHECKPOINT: req.checkpoint, TANDEM_MODEL_ID: req.model, TANDEM_ENDPOINT_FILE: join(dir, 'endpoint.json') }),
+      env: jobEnv(record.env, { TANDEM_CHECKPOINT: record.checkpoint, TANDEM_MODEL_ID: record.model, TANDEM_ENDPOINT_FILE: join(dir, 'endpoint.json') }),
     });
     closeSync(log);
     child.unref();
     if (child.pid === undefined) throw new Error(`could not start model server ${command[0]}`);
-    const record: DeploymentRecord = { runtime: 'local', name: req.name, model: req.model, checkpoint: req.checkpoint, pid: child.pid, startTime: processStartTime(child.pid)?.start };
-    writeFileSync(join(dir, 'deployment.json'), JSON.stringify(record, null, 2));
-    const endpoint = await this.waitForEndpoint(req.name, record.pid, record.startTime, req.bindTimeoutMs);
-    return { runtime: 'local', name: req.name, endpoint, model: req.model, checkpoint: req.checkpoint, adopted: false };
+    Object.assign(record, { pid: child.pid, startTime: processStartTime(child.pid)?.start, state: 'serving', retiredBy: undefined, stopped: undefined });
+    this.write(record);
+    return this.waitForEndpoint(record.name, record.pid, record.startTime, bindTimeoutMs);
+  }
+
+  private write(record: DeploymentRecord): void {
+    writeFileSync(join(this.dir(record.name), 'deployment.json'), JSON.stringify(record, null, 2), { mode: 0o600 });
+  }
+
+  /** Stops the server's process group: SIGTERM, then SIGKILL after 5 s. */
+  private async kill(rec: DeploymentRecord): Promise<void> {
+    if (!isAlive(rec.pid, rec.startTime)) return;
+    killGroup(rec.pid, 'SIGTERM');
+    const deadline = Date.now() + 5000;
+    while (isAlive(rec.pid, rec.startTime) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    if (isAlive(rec.pid, rec.startTime)) killGroup(rec.pid, 'SIGKILL');
+  }
+
+  /** Stops a deployment's server and keeps its record (state `stopped`, or `retired` by `by`). False if unknown. */
+  async stop(name: string, by?: string): Promise<boolean> {
+    const rec = this.record(name);
+    if (!rec) return false;
+    await this.kill(rec);
+    Object.assign(rec, { state: by ? 'retired' : 'stopped', retiredBy: by, stopped: new Date().toISOString() });
+    this.write(rec);
+    rmSync(join(this.dir(name), 'endpoint.json'), { force: true });
+    return true;
+  }
+
+  /**
+   * `name` is ready: the older deployments of its pipeline that still serve are retired (stopped, kept
+   * for rollback; a newer one, still on its way to its gate, is left alone). Returns the names retired.
+   * A deployment without a pipeline retires nothing.
+   */
+  async retireOthers(name: string): Promise<string[]> {
+    const rows = this.rows();
+    const self = rows.find((r) => r.name === name);
+    if (!self?.pipeline) return [];
+    const retired: string[] = [];
+    for (const r of rows) {
+      if (r.name === name || r.pipeline !== self.pipeline || r.revision! > self.revision! || r.state === 'retired' || r.state === 'stopped') continue;
+      await this.stop(r.name, name);
+      retired.push(r.name);
+    }
+    return retired;
+  }
+
+  /** Stops the serving deployments that process `pid` started (`tandem dev` on exit: its worker's). */
+  async stopOwnedBy(pid: number): Promise<string[]> {
+    const names = this.rows().filter((r) => r.alive && this.record(r.name)?.owner?.pid === pid).map((r) => r.name);
+    for (const n of names) await this.stop(n);
+    return names;
+  }
+
+  /** A pipeline's deployments (or the one named, with its pipeline's), oldest first, numbered as revisions. */
+  revisions(nameOrPipeline: string): LocalDeploymentRow[] {
+    const rows = this.rows();
+    const named = rows.find((r) => r.name === nameOrPipeline);
+    const pipeline = named ? named.pipeline : nameOrPipeline;
+    if (named && !pipeline) return [named];
+    return rows.filter((r) => r.pipeline === pipeline);
+  }
+
+  /**
+   * Serves an earlier revision of a pipeline again: `to` (a revision number or deployment name), else
+   * the one before the current (the newest serving, or with none serving the newest). Its server
+   * starts; once it has bound its port the ones serving are retired. Throws when there is nothing to roll
+   * back to.
+   */
+  async rollback(nameOrPipeline: string, to?: number | string, bindTimeoutMs?: number): Promise<{ from?: string; to: string; endpoint: string }> {
+    const revs = this.revisions(nameOrPipeline);
+    if (!revs.length) throw new Error(`no local deployment or pipeline named ${JSON.stringify(nameOrPipeline)}`);
+    const serving = revs.filter((r) => r.state === 'serving' && r.alive);
+    const current = serving.at(-1) ?? revs.at(-1)!;
+    const target = to === undefined ? revs.filter((r) => r.revision! < current.revision!).at(-1) : revs.find((r) => (typeof to === 'number' ? r.revision === to : r.name === to));
+    if (!target) throw new Error(to === undefined ? `${nameOrPipeline}: no revision before ${current.name} to roll back to (see \`tandem deployments show ${nameOrPipeline}\`)` : `${nameOrPipeline}: no revision ${JSON.stringify(to)} (see \`tandem deployments show ${nameOrPipeline}\`)`);
+    const from = serving.at(-1)?.name;
+    if (target.state === 'serving' && target.alive) return { from, to: target.name, endpoint: target.endpoint ?? '' };
+    const endpoint = await this.start(this.record(target.name)!, bindTimeoutMs);
+    for (const r of serving) if (r.name !== target.name) await this.stop(r.name, target.name);
+    return { from, to: target.name, endpoint };
   }
 
   private async waitForEndpoint(name: string, pid: number, startTime: number | undefined, timeoutMs: number = DEFAULTS.localServingBindTimeoutMs): Promise<string> {
@@ -99,18 +249,37 @@ export class LocalServingBackend {
     }
   }
 
-  /** Idempotent: stopping an unknown deployment is not an error. */
+  /** Stops the server and removes its record. Idempotent: an unknown deployment is not an error. */
   async undeploy(name: string): Promise<boolean> {
     const rec = this.record(name);
     if (!rec) return false;
-    if (isAlive(rec.pid, rec.startTime)) {
-      killGroup(rec.pid, 'SIGTERM');
-      const deadline = Date.now() + 5000;
-      while (isAlive(rec.pid, rec.startTime) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      if (isAlive(rec.pid, rec.startTime)) killGroup(rec.pid, 'SIGKILL');
-    }
+    await this.kill(rec);
     rmSync(this.dir(name), { recursive: true, force: true });
     return true;
+  }
+
+  /** Every deployment with its state, oldest first; revisions numbered per pipeline. */
+  rows(): LocalDeploymentRow[] {
+    if (!existsSync(this.root)) return [];
+    const recs = readdirSync(this.root)
+      .map((n) => ({ n, rec: this.safeRecord(n) }))
+      .filter((e): e is { n: string; rec: DeploymentRecord } => e.rec !== undefined)
+      .sort((a, b) => (a.rec.created ?? '').localeCompare(b.rec.created ?? '') || a.n.localeCompare(b.n));
+    const count = new Map<string, number>();
+    return recs.map(({ n, rec }) => {
+      const alive = isAlive(rec.pid, rec.startTime);
+      const state = rec.state === 'retired' || rec.state === 'stopped' ? rec.state : alive ? 'serving' : 'exited';
+      const revision = rec.pipeline ? (count.set(rec.pipeline, (count.get(rec.pipeline) ?? 0) + 1), count.get(rec.pipeline)) : undefined;
+      return { runtime: 'local', name: n, pipeline: rec.pipeline, tenant: rec.tenant, run: rec.workflowId, model: rec.model, checkpoint: rec.checkpoint, endpoint: alive ? this.endpoint(n) : undefined, state, pid: rec.pid, alive, created: rec.created, stopped: rec.stopped, retiredBy: rec.retiredBy, revision };
+    });
+  }
+
+  private safeRecord(name: string): DeploymentRecord | undefined {
+    try {
+      return this.record(name);
+    } catch {
+      return undefined; // not a deployment directory (or a half-written record)
+    }
   }
 
   list(): (DeploymentRef & { alive: boolean })[] {
@@ -120,4 +289,31 @@ export class LocalServingBackend {
       .filter((e): e is { n: string; rec: DeploymentRecord } => e.rec !== undefined)
       .map(({ n, rec }) => ({ runtime: 'local' as const, name: n, endpoint: this.endpoint(n) ?? '', model: rec.model, checkpoint: rec.checkpoint, adopted: true, alive: isAlive(rec.pid, rec.startTime) }));
   }
+}
+
+/**
+ * Stops every model server recorded under `dir` (any `deployments/<name>/deployment.json` up to four
+ * levels down: the homes a test suite made under its directory) and returns the ones that were still
+ * running — for test teardowns, which fail a suite that left one.
+ */
+export async function stopModelServersUnder(dir: string, depth = 4): Promise<{ home: string; name: string; pid: number }[]> {
+  const found: { home: string; name: string; pid: number }[] = [];
+  const walk = async (d: string, left: number): Promise<void> => {
+    let names: string[];
+    try {
+      names = readdirSync(d, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    } catch {
+      return;
+    }
+    if (names.includes('deployments')) {
+      const serving = new LocalServingBackend(d);
+      for (const r of serving.rows().filter((x) => x.alive)) {
+        found.push({ home: d, name: r.name, pid: r.pid });
+        await serving.stop(r.name);
+      }
+    }
+    if (left > 0) for (const n of names) if (n !== 'deployments' && n !== 'node_modules') await walk(join(d, n), left - 1);
+  };
+  await walk(dir, depth);
+  return found;
 }

@@ -1,11 +1,12 @@
 // `tandem dev` and `tandem demo`: the real Temporal dev server plus a Tandem worker in this process.
 import { tandemCommand } from '../sdk/command-hint.js';
 import { TEMPLATES } from '../sdk/templates.js';
-import { rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Runtime } from '@temporalio/worker';
-import { freePort, startDevServer } from '../workers/dev-server.js';
+import { freePort, portInUse, PortInUseError, startDevServer } from '../workers/dev-server.js';
+import { isAlive, processStartTime } from '../backends/proc.js';
 import { createTandemWorker } from '../workers/worker.js';
 import { LocalServingBackend } from '../backends/local-serving.js';
 import { slurmBackend } from '../backends/slurm/index.js';
@@ -43,31 +44,91 @@ async function observability(config: WorkerConfig, format: LogFormat | undefined
   return { metrics: ports ? await startMetricsServer({ host, port: ports.port }) : undefined, sdkMetrics: sdkMetrics && `http://${sdkMetrics}/metrics` };
 }
 
-export async function runDev(o: { port: number; uiPort: number; state: string; logFormat?: LogFormat }): Promise<void> {
+/**
+ * The state directory is this `tandem dev`'s own: a second one on it (its SQLite, its runs' homes) is
+ * refused while the first lives. Returns the release.
+ */
+function lockState(state: string): () => void {
+  mkdirSync(state, { recursive: true });
+  const file = join(state, 'dev.lock');
+  let held: { pid: number; startTime?: number } | undefined;
+  try {
+    held = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as typeof held) : undefined;
+  } catch {
+    held = undefined; // an unreadable lock is a stale one
+  }
+  if (held && held.pid !== process.pid && isAlive(held.pid, held.startTime)) throw new Error(`state directory ${state} is in use by another \`tandem dev\` (pid ${held.pid}); give this one its own with --state <dir>`);
+  writeFileSync(file, JSON.stringify({ pid: process.pid, startTime: processStartTime(process.pid)?.start }));
+  return () => rmSync(file, { force: true });
+}
+
+export async function runDev(o: { port: number; uiPort: number; state: string; keep?: boolean; logFormat?: LogFormat }): Promise<void> {
   // The CLI parses ports (cli/port.ts); other callers get the same rule, before anything starts.
   checkPort('--port', o.port);
   checkPort('--ui-port', o.uiPort);
   if (o.port === o.uiPort) throw new Error(`--port and --ui-port must differ (both ${o.port})`);
+  // Never attach to a server this command did not start (a worker with this user's environment and
+  // home would take another user's tasks): a port in use is an error, before anything starts.
+  for (const [flag, p] of [['--port', o.port], ['--ui-port', o.uiPort]] as const) {
+    if (await portInUse(p)) throw new PortInUseError(`port ${p} (${flag}) is already in use on 127.0.0.1 (another Temporal server or program listens there); \`tandem dev\` starts its own server and never attaches to another. Stop that one, or pick free ports: tandem dev --port <n> --ui-port <m>`);
+  }
   // Configuration first: a bad one is reported before a dev server starts (and would have to be stopped).
   // The dev worker serves the dev server's default namespace and task queue, its home is --state.
   const config = loadWorkerConfig();
-  const observed = await observability(config, o.logFormat, true);
   const state = resolve(o.state);
-  const server = await startDevServer({ dbFile: join(state, 'temporal.db'), ui: true, port: o.port, uiPort: o.uiPort });
-  const recoverySites = sitesOf(config.sites?.parsed, config.sites?.secrets ?? {});
-  if (recoverySites.length) console.log(`tandem: failover sites ${recoverySites.map((s) => s.name).join(', ')} (TANDEM_SITES_FILE); use \`tandem run --failover\``);
-  const quotas = config.quotas?.parsed;
-  if (quotas) console.log(`tandem: tenant quotas at ${Object.keys(quotas.quotas).join(', ')} (TANDEM_QUOTAS_FILE); \`tandem quotas\` shows what is held`);
-  const { worker } = await createTandemWorker({ address: server.address, home: state, backends: configuredBackends(config), recoverySites, quotas, tenantPolicy: config.tenantPolicy?.parsed, cluster: config });
-  console.log(`Temporal: ${server.address}   Web UI: ${server.uiUrl}   state: ${state}`);
-  if (observed.metrics) console.log(`Metrics: ${observed.metrics.url}   Temporal SDK metrics: ${observed.sdkMetrics}`);
-  console.log(`Run a pipeline from another terminal: ${tandemCommand(`run ${TEMPLATES.demoSpec}`)}`);
-  const stop = () => worker.shutdown();
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-  await worker.run();
-  await server.stop();
-  await observed.metrics?.close();
+  const unlock = lockState(state);
+  const observed = await observability(config, o.logFormat, true);
+  let server: Awaited<ReturnType<typeof startDevServer>> | undefined;
+  let connection: { close(): Promise<void> } | undefined;
+  // Ctrl-C: the first stops the worker, then everything this command started (below); a second one
+  // exits at once.
+  let stopping = false;
+  let stopWorker: () => void = () => undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      console.error(`tandem dev: ${signal} again: exiting without waiting`);
+      process.exit(130);
+    }
+    stopping = true;
+    console.log(`tandem dev: stopping (${signal}): worker, ${o.keep ? 'dev server (--keep: model servers stay up)' : 'model servers and dev server'}`);
+    stopWorker();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    // In a process group of its own: the terminal's Ctrl-C reaches this process alone, which stops the
+    // server after the worker (a server gone first leaves the worker's shutdown waiting on it).
+    server = await startDevServer({ dbFile: join(state, 'temporal.db'), ui: true, port: o.port, uiPort: o.uiPort, ownProcessGroup: true });
+    const recoverySites = sitesOf(config.sites?.parsed, config.sites?.secrets ?? {});
+    if (recoverySites.length) console.log(`tandem: failover sites ${recoverySites.map((s) => s.name).join(', ')} (TANDEM_SITES_FILE); use \`tandem run --failover\``);
+    const quotas = config.quotas?.parsed;
+    if (quotas) console.log(`tandem: tenant quotas at ${Object.keys(quotas.quotas).join(', ')} (TANDEM_QUOTAS_FILE); \`tandem quotas\` shows what is held`);
+    const created = await createTandemWorker({ address: server.address, home: state, backends: configuredBackends(config), recoverySites, quotas, tenantPolicy: config.tenantPolicy?.parsed, cluster: config });
+    connection = created.connection;
+    const { worker } = created;
+    console.log(`Temporal: ${server.address}   Web UI: ${server.uiUrl}   state: ${state}   pid: ${process.pid}`);
+    if (observed.metrics) console.log(`Metrics: ${observed.metrics.url}   Temporal SDK metrics: ${observed.sdkMetrics}`);
+    console.log(`Run a pipeline from another terminal: ${tandemCommand(`run ${TEMPLATES.demoSpec} --address ${server.address}`)}`);
+    stopWorker = () => worker.shutdown();
+    if (stopping) worker.shutdown();
+    else await worker.run();
+  } finally {
+    await connection?.close();
+    // The model servers this command's worker started (a `--keep` leaves them for `tandem deployments`).
+    const serving = new LocalServingBackend(state);
+    if (!o.keep) {
+      const stopped = await serving.stopOwnedBy(process.pid);
+      if (stopped.length) console.log(`tandem dev: stopped model server(s) ${stopped.join(', ')}`);
+    } else {
+      const left = serving.rows().filter((r) => r.alive);
+      if (left.length) console.log(`tandem dev: --keep: model server(s) ${left.map((r) => `${r.name} at ${r.endpoint ?? '?'}`).join(', ')} stay up; stop them with \`tandem deployments stop <name> --home ${state}\``);
+    }
+    await server?.stop();
+    await observed.metrics?.close();
+    unlock();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
 }
 
 /** Asks the deployed model for a longer completion of the prompt and prints it (model-generated text). */

@@ -4,7 +4,7 @@
 // access (namespace, the RBAC verbs Tandem needs) — and says what to fix. Exit 1 if any check fails.
 import { workerCommand } from '../sdk/command-hint.js';
 import type { Command } from 'commander';
-import type { Connectors } from './groups.js';
+import type { Connectors } from './connectors.js';
 import type { WorkerConfig } from '../config/worker.js';
 import { withTimeout } from '../backends/timeout.js';
 
@@ -23,6 +23,28 @@ const bounded = <T>(what: string, fn: () => Promise<T>, ms = TIMEOUT_MS): Promis
 
 const message = (e: unknown) => String((e as Error)?.message ?? e).split('\n')[0]!;
 
+/** How recent a poller's last access must be to count as a live worker (a long poll lasts up to ~70 s). */
+export const LIVE_POLLER_MS = 90_000;
+
+interface Poller {
+  identity?: string | null;
+  lastAccessTime?: { seconds?: number | Long | string | null; nanos?: number | null } | null;
+}
+type Long = { toNumber(): number };
+
+/**
+ * The pollers that are live workers: the server lists every poller of the last minutes, exited
+ * workers too, so only those whose last access is within `windowMs` of `now` count.
+ */
+export function livePollers<P extends Poller>(pollers: P[], now = Date.now(), windowMs = LIVE_POLLER_MS): P[] {
+  return pollers.filter((p) => {
+    const s = p.lastAccessTime?.seconds;
+    if (s === undefined || s === null) return false;
+    const secs = typeof s === 'object' ? s.toNumber() : Number(s);
+    return now - (secs * 1000 + (p.lastAccessTime?.nanos ?? 0) / 1e6) <= windowMs;
+  });
+}
+
 export async function temporalChecks(c: Connectors, taskQueue: string): Promise<Check[]> {
   const t = c.target?.();
   const where = t ? `${t.address}${t.connection.tls ? ' (TLS' + (typeof t.connection.tls === 'object' && t.connection.tls.clientCertPair ? ', mTLS' : '') + ')' : ''}${t.connection.apiKey ? ' with API key' : ''}` : 'Temporal';
@@ -30,7 +52,11 @@ export async function temporalChecks(c: Connectors, taskQueue: string): Promise<
   try {
     client = await bounded('connect', () => c.connect());
   } catch (e) {
-    return [{ name: 'temporal', ok: false, detail: `cannot connect to ${where}: ${message(e)}`, fix: 'check TEMPORAL_ADDRESS / --address, TLS (TEMPORAL_TLS_*: server CA, server name, client certificate) and TEMPORAL_API_KEY, or the temporal.toml profile (--profile)' }];
+    const m = message(e);
+    // A server that wants TLS or a client certificate answers a plain or certificate-less client with
+    // a timeout or a handshake error only: say what it likely wants.
+    const hint = !t?.connection.tls ? ' (if the server requires TLS, set TEMPORAL_TLS=true or the profile\'s tls section)' : typeof t.connection.tls === 'object' && !t.connection.tls.clientCertPair ? ' (if the server requires a client certificate — mTLS —, set TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH)' : '';
+    return [{ name: 'temporal', ok: false, detail: `cannot connect to ${where}: ${m}${/deadline|handshake|certificate|tls|ssl/i.test(m) ? hint : ''}`, fix: 'check TEMPORAL_ADDRESS / --address, TLS (TEMPORAL_TLS_*: server CA, server name, client certificate) and TEMPORAL_API_KEY, or the temporal.toml profile (--profile)' }];
   }
   const out: Check[] = [];
   try {
@@ -53,8 +79,10 @@ export async function temporalChecks(c: Connectors, taskQueue: string): Promise<
     }
     try {
       const q = await bounded('task queue', () => svc.describeTaskQueue({ namespace: ns, taskQueue: { name: taskQueue }, taskQueueType: 1 /* WORKFLOW */ }));
-      const pollers = q.pollers ?? [];
-      out.push(pollers.length ? { name: 'workers', ok: true, detail: `${pollers.length} worker(s) polling task queue ${taskQueue} (${[...new Set(pollers.map((p) => p.identity))].slice(0, 3).join(', ')})` } : { name: 'workers', ok: false, detail: `no worker polls task queue ${taskQueue}`, fix: `start one (\`${workerCommand()}\`, or a worker with the TandemPlugin) on this task queue, or set TANDEM_TASK_QUEUE / --task-queue` });
+      const all = q.pollers ?? [];
+      const pollers = livePollers(all);
+      const gone = all.length - pollers.length;
+      out.push(pollers.length ? { name: 'workers', ok: true, detail: `${pollers.length} worker(s) polling task queue ${taskQueue} (${[...new Set(pollers.map((p) => p.identity))].slice(0, 3).join(', ')})${gone ? `; ${gone} more polled earlier and stopped` : ''}` } : { name: 'workers', ok: false, detail: `no worker polls task queue ${taskQueue}${gone ? ` (${gone} polled in the last minutes and stopped)` : ''}`, fix: `start one (\`${workerCommand()}\`, or a worker with the TandemPlugin) on this task queue, or set TANDEM_TASK_QUEUE / --task-queue` });
     } catch (e) {
       out.push({ name: 'workers', ok: false, detail: `cannot describe task queue ${taskQueue}: ${message(e)}` });
     }

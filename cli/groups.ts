@@ -5,16 +5,7 @@
 // other command line the group is only listed, by the term and summary below, in the root help.
 // test/unit/cli/groups.test.ts keeps these equal to what the modules register.
 import { Help, type Command } from 'commander';
-import type { TandemClient } from '../sdk/client.js';
-import type { ArgoClient } from '../argo/client.js';
-import type { ClientConfig } from '../config/worker.js';
-
-export interface Connectors {
-  connect: () => Promise<TandemClient>;
-  connectArgo: () => Promise<ArgoClient>;
-  /** Where `connect` goes (address, namespace, TLS, API key; flags, profile and variables resolved). */
-  target?: () => ClientConfig & { profile?: string };
-}
+import type { Connectors } from './connectors.js';
 
 export interface CommandGroup {
   name: string;
@@ -92,9 +83,15 @@ export const COMMAND_GROUPS: CommandGroup[] = [
     register: async (p, c) => (await import('./ui.js')).registerUiCommand(p, c),
   },
   {
+    name: 'logs',
+    term: 'logs [options] <run>',
+    summary: "a run's job output (stdout, then stderr), local, Slurm or Kubernetes; --follow keeps printing until the run closes",
+    register: async (p, c) => (await import('./logs.js')).registerLogsCommand(p, c),
+  },
+  {
     name: 'deployments',
     term: 'deployments',
-    summary: 'the served model endpoints on Kubernetes: list, revisions, rollback, delete',
+    summary: 'the served model endpoints, local or on Kubernetes: list, revisions, stop, rollback, delete',
     register: async (p) => (await import('./deployments.js')).registerDeploymentCommands(p),
   },
 ];

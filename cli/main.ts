@@ -89,10 +89,26 @@ const connect = async (): Promise<TandemClient> => {
   return (await sdk()).TandemClient.connect({ address: t.address, namespace: t.namespace, taskQueue: t.taskQueue, profile: t.profile });
 };
 
+/** An Argo Workflows manifest is not a pipeline spec: `tandem argo lint` checks those. */
+function refuseArgo(path: string): void {
+  let text = '';
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return; // loadPipelineSpec says what is wrong with the path
+  }
+  const api = /^apiVersion:\s*["']?(argoproj\.io\/[^\s"']+)/m.exec(text)?.[1];
+  if (!api) return;
+  const kind = /^kind:\s*["']?(\w+)/m.exec(text)?.[1] ?? 'Workflow';
+  throw new Error(`${path} is an Argo Workflows manifest (apiVersion ${api}, kind ${kind}), not a Tandem pipeline spec: check it with \`tandem argo lint ${path}\` and run it with \`tandem argo submit ${path}\``);
+}
+
 program
   .command('validate <spec>')
-  .description('check a pipeline spec (YAML or JSON) without running it')
+  .description('check a pipeline spec (YAML or JSON) without running it (Argo Workflows YAML: `tandem argo lint`)')
+  .addHelpText('after', '\nExamples:\n  tandem validate templates/examples/demo-pipeline.yaml\n  tandem argo lint my-workflow.yaml      # Argo Workflows YAML')
   .action(async (path: string) => {
+    refuseArgo(path);
     const spec = await (await sdk()).loadPipelineSpec(path);
     console.log(`${path}: valid pipeline "${spec.name}" (tenant ${spec.tenant}, qos ${spec.qos})`);
   });
@@ -118,30 +134,40 @@ program
         console.log(o.json ? JSON.stringify({ id: handle.id }) : handle.id);
         return;
       }
-      if (!o.json) console.log(`tandem: started ${handle.id} (follow with \`tandem status ${handle.id}\`; Ctrl-C stops following, not the run)`);
-      const printer = new ProgressPrinter();
-      for await (const ev of handle.progress()) {
-        if (o.json) console.log(JSON.stringify(ev));
-        else if (ev.type === 'done') {
-          console.log(formatStatus(ev.status));
-          if (ev.status.phase !== 'completed') process.exitCode = 1;
-        } else printer.handle(ev);
-      }
+      if (!o.json) console.log(`tandem: started ${handle.id} (Ctrl-C stops following, not the run; follow again with \`tandem status ${handle.id} --follow\`)`);
+      await follow(handle, o.json);
     } finally {
       await client.close();
     }
   });
 
+/** The progress display of `run` and `status --follow`: the timeline so far, then live, to the end. */
+async function follow(handle: Awaited<ReturnType<TandemClient['get']>>, json?: boolean): Promise<void> {
+  const printer = new ProgressPrinter();
+  for await (const ev of handle.progress()) {
+    if (json) console.log(JSON.stringify(ev));
+    else if (ev.type === 'done') {
+      console.log(formatStatus(ev.status));
+      if (ev.status.phase !== 'completed') process.exitCode = 1;
+    } else printer.handle(ev);
+  }
+}
+
 program
   .command('status <id>')
-  .description("show a run's stages, or its timeline")
+  .description("show a run's stages, or its timeline; --follow re-attaches to it as `run` follows")
   .option('--timeline', 'print the timeline instead')
+  .option('--follow', 'follow the run to its end with the progress display of `tandem run` (exit 1 unless it completes)')
   .option('--json', 'machine-readable output')
-  .action(async (id: string, o: { timeline?: boolean; json?: boolean }) => {
+  .addHelpText('after', '\nExamples:\n  tandem status demo-3f2a\n  tandem status demo-3f2a --follow        # after run --detach or Ctrl-C\n  tandem status demo-3f2a --timeline --json')
+  .action(async (id: string, o: { timeline?: boolean; follow?: boolean; json?: boolean }) => {
     const client = await connect();
     try {
       const h = await client.get(id);
-      if (o.timeline) {
+      if (o.follow) {
+        if (o.timeline) throw new Error('--follow prints the timeline as it happens; leave out --timeline');
+        await follow(h, o.json);
+      } else if (o.timeline) {
         const tl = await h.timeline();
         console.log(o.json ? JSON.stringify(tl, null, 2) : tl.map((e) => `${e.at}  ${(e.stage ?? 'pipeline').padEnd(10)} ${e.attempt ? `#${e.attempt} ` : ''}${e.message}`).join('\n'));
       } else {
@@ -162,8 +188,15 @@ program
     const client = await connect();
     try {
       const h = await client.get(id);
+      const { describeExecution } = await import('../sdk/list.js');
+      const { status } = await describeExecution(client.client, id);
+      if (status !== 'RUNNING') {
+        console.error(`tandem: run ${id} is already closed (${status.toLowerCase().replace(/_/g, ' ')}); there is nothing to cancel`);
+        process.exitCode = 1;
+        return;
+      }
       await h.cancel();
-      console.log(`tandem: cancellation requested for ${id}; compensations run before it closes`);
+      console.log(`tandem: cancellation requested for ${id}; compensations run before it closes (follow with \`tandem status ${id} --follow\`)`);
     } finally {
       await client.close();
     }
@@ -174,8 +207,10 @@ program
   .description('start a local Temporal dev server (with Web UI) and a Tandem worker')
   .option('--port <port>', 'frontend port', parsePort, DEFAULTS.devPort)
   .option('--ui-port <port>', 'Web UI port', parsePort, DEFAULTS.devUiPort)
-  .option('--state <dir>', 'state directory (SQLite, local runtime)', DEFAULTS.home)
-  .action(async (o: { port: number; uiPort: number; state: string }) => (await devCommands()).runDev({ port: o.port, uiPort: o.uiPort, state: o.state, logFormat: logFormat() }));
+  .option('--state <dir>', 'state directory (SQLite, local runtime); one `tandem dev` at a time', DEFAULTS.home)
+  .option('--keep', 'on exit, leave the model servers this worker started running (`tandem deployments stop` stops them)')
+  .addHelpText('after', '\nA port already in use is an error: `tandem dev` never attaches to a server it did not start.\nCtrl-C stops the worker, the dev server and (without --keep) the model servers its runs started.')
+  .action(async (o: { port: number; uiPort: number; state: string; keep?: boolean }) => (await devCommands()).runDev({ port: o.port, uiPort: o.uiPort, state: o.state, keep: o.keep, logFormat: logFormat() }));
 
 program
   .command('worker')
@@ -198,6 +233,17 @@ const connectArgo = async () => {
   const [tandem, { ArgoClient }] = await Promise.all([connect(), import('../argo/client.js')]);
   return ArgoClient.over(tandem.client, tandem.taskQueue, () => tandem.close());
 };
+program
+  .command('completion <shell>')
+  .description('print a shell completion script: bash or zsh')
+  .addHelpText('after', '\nExamples:\n  source <(tandem completion bash)     # in ~/.bashrc\n  source <(tandem completion zsh)      # in ~/.zshrc')
+  .action(async (shell: string) => {
+    if (shell !== 'bash' && shell !== 'zsh') throw new Error(`completion: shell must be bash or zsh, not ${JSON.stringify(shell)}`);
+    const { commandTree, bashScript, zshScript } = await import('./completion.js');
+    const tree = await commandTree(program, { connect, connectArgo, target });
+    process.stdout.write(shell === 'bash' ? bashScript(tree) : zshScript(tree));
+  });
+
 registerCommandGroups(program, process.argv.slice(2), { connect, connectArgo, target })
   .then(() => program.parseAsync())
   .then(async () => (await tracing)?.shutdown())

@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { DEFAULTS } from '../config/defaults.js';
 import { parsePort } from './port.js';
-import type { Connectors } from './groups.js';
+import type { Connectors } from './connectors.js';
 
 export function registerUiCommand(program: Command, c: Connectors): void {
   program

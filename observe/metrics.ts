@@ -6,6 +6,7 @@
 // states, phases, activity types — never a workflow id, run id, job id or path (those are in the logs).
 // Values outside a known set are folded into "other" by `bounded()`, so a misbehaving caller cannot
 // grow a series per run.
+import { readFileSync } from 'node:fs';
 import { Counter, Gauge, Histogram, Registry, Summary, collectDefaultMetrics } from 'prom-client';
 
 export const registry = new Registry();
@@ -70,6 +71,23 @@ export const metrics = {
   activityDuration: histogram('tandem_activity_duration_seconds', 'Duration of activity executions on this worker, by activity type and outcome (completed, failed, cancelled).', ['activity', 'outcome'], DURATION_BUCKETS),
 };
 
+/** Tandem's version: package.json is one folder up from observe/ in a checkout, two from dist/observe/. */
+function packageVersion(): string {
+  for (const rel of ['../package.json', '../../package.json']) {
+    try {
+      const p = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (p.name === 'tandem' && p.version) return p.version;
+    } catch {
+      // not this layout
+    }
+  }
+  return 'unknown';
+}
+
+/** `tandem_build_info{version, node} 1`: which Tandem and Node a worker runs, to join on in dashboards. */
+export const buildInfo = gauge('tandem_build_info', 'Always 1; the labels say which Tandem version and Node.js version this process runs.', ['version', 'node']);
+buildInfo.set({ version: packageVersion(), node: process.versions.node }, 1);
+
 export type TandemMetrics = typeof metrics;
 
 /** Every metric name this module exports, for the dashboard consistency test and the README. */
@@ -100,6 +118,15 @@ export function bounded(value: string | undefined, known: readonly string[], fal
 export function nameLabel(value: string | undefined, fallback = 'none'): string {
   if (value === undefined || value === '') return fallback;
   return value.replace(/[^A-Za-z0-9_.:/-]/g, '_').slice(0, 64);
+}
+
+/**
+ * A `site` label: the site's name, never an address. A URL (the deploy stage's endpoint, whose random
+ * port made a new series every run) becomes its runtime (`local`, `kubernetes`), else `endpoint`.
+ */
+export function siteLabel(value: string | undefined, runtime?: string): string {
+  if (value && /^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return runtime === 'local' || runtime === 'kubernetes' || runtime === 'slurm' ? runtime : 'endpoint';
+  return nameLabel(value);
 }
 
 const STAGE_NAMES = ['preprocess', 'train', 'checkpoint', 'deploy'] as const;

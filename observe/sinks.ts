@@ -4,7 +4,7 @@
 // call a sink twice; metrics tolerate that (Temporal's sinks are at-least-once, docs of InjectedSinkFunction).
 import type { InjectedSinks } from '@temporalio/worker';
 import type { PipelineEvent, TandemSinks } from '../workflows/observe.js';
-import { metrics, nameLabel, runtimeLabel, setQuota, stageLabel } from './metrics.js';
+import { metrics, nameLabel, siteLabel, runtimeLabel, setQuota, stageLabel } from './metrics.js';
 
 const ARGO_NODE_TYPES = ['Pod', 'Steps', 'StepGroup', 'DAG', 'TaskGroup', 'Retry', 'Skipped', 'Suspend', 'HTTP', 'Plugin', 'Container', 'Resource', 'Script', 'Data'];
 const ARGO_PHASES = ['Pending', 'Running', 'Succeeded', 'Skipped', 'Failed', 'Error', 'Omitted'];
@@ -13,7 +13,7 @@ const COMPENSATION_ACTIONS = ['cancel', 'release', 'withdraw', 'rollback', 'tear
 /** Turns one pipeline timeline event into its metrics. Exported for the unit test. */
 export function recordPipelineEvent(e: PipelineEvent): void {
   const run = { tenant: nameLabel(e.tenant), pipeline: nameLabel(e.pipeline) };
-  const site = nameLabel(e.site);
+  const site = siteLabel(e.site, e.runtime);
   switch (e.kind) {
     case 'pipeline-started':
       return void metrics.pipelinesStarted.inc(run);

@@ -63,7 +63,11 @@ export async function temporalClient(): Promise<{ client: Client; close: () => P
   return { client: new Client({ connection }), close: () => connection.close() };
 }
 
-/** Starts a worker on its own task queue; returns a Tandem client bound to that queue. */
+/**
+ * Starts a worker on its own task queue; returns a Tandem client bound to that queue. `stop()` also
+ * stops the model servers this worker's runs left serving in its home (a completed run's deployment
+ * serves on; a test suite must not leave them behind).
+ */
 export async function startWorker(opts: { taskQueue: string; home?: string; activities?: object; backends?: BackendMap }): Promise<{ worker: Worker; tandem: TandemClient; stop: () => Promise<void> }> {
   installQuietRuntime();
   const home = opts.home ?? tempDir('home');

@@ -23,13 +23,17 @@ function files(dir: string): string[] {
   return out;
 }
 
-/** Imports (type imports too: a type circle still tangles the layers) of each module, as absolute paths of .ts files. */
+/**
+ * Imports of each module, as absolute paths of .ts files: type imports too (a type circle still tangles
+ * the layers) and dynamic `import('./x.js')` (a module loaded lazily still depends on it: cli/groups.ts
+ * loads the groups' modules, which must not import it back).
+ */
 function graph(): Map<string, string[]> {
   const g = new Map<string, string[]>();
   for (const f of SOURCE.flatMap((d) => files(join(ROOT, d)))) {
     const text = readFileSync(f, 'utf8');
     const deps: string[] = [];
-    for (const m of text.matchAll(/^(?:import|export)\s+[^;]*?from\s+'(\.{1,2}\/[^']+)'/gms)) {
+    for (const m of [...text.matchAll(/^(?:import|export)\s+[^;]*?from\s+'(\.{1,2}\/[^']+)'/gms), ...text.matchAll(/\bimport\(\s*'(\.{1,2}\/[^']+)'\s*\)/g)]) {
       const target = resolve(dirname(f), m[1]!).replace(/\.js$/, '.ts');
       deps.push(target.endsWith('.ts') ? target : `${target}/index.ts`);
     }

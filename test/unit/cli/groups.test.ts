@@ -2,7 +2,8 @@
 // listed term and summary must be what each module registers, or the root help would drift from the
 // group's own help.
 import { Command, Help } from 'commander';
-import { COMMAND_GROUPS, registerCommandGroups, type Connectors } from '../../../cli/groups.js';
+import { COMMAND_GROUPS, registerCommandGroups } from '../../../cli/groups.js';
+import type { Connectors } from '../../../cli/connectors.js';
 
 const never = async (): Promise<never> => {
   throw new Error('not connected in this test');

@@ -1,5 +1,6 @@
 // What the worker makes of the workflows' sink events, a job watch's observations and HTTP requests:
 // the right series move, and label values stay bounded (no ids).
+import { readFileSync } from 'node:fs';
 import { registry, routeLabel, stageOfJobName, observeSlurmRequest } from '../../../observe/metrics.js';
 import { recordPipelineEvent, tandemSinks } from '../../../observe/sinks.js';
 import { jobWatch } from '../../../observe/activity-metrics.js';
@@ -95,4 +96,21 @@ describe('TANDEM_METRICS_* and TANDEM_LOG_* (config/worker.ts)', () => {
     expect(() => loadObserveConfig({ TANDEM_METRICS_PORT: '9464', TANDEM_METRICS_SDK_PORT: '9464' })).toThrow(/must differ from TANDEM_METRICS_PORT/);
     expect(() => loadObserveConfig({ TANDEM_METRICS_SDK_PORT: '9465' })).toThrow(/needs TANDEM_METRICS_PORT/);
   });
+});
+
+test('the deploy stage\'s site is its runtime, never its endpoint URL (a random port made a new series every run)', async () => {
+  const run = { tenant: 'unit-t', pipeline: 'unit-site-url' };
+  const before = await snapshot();
+  for (const port of [41935, 36775]) recordPipelineEvent({ kind: 'stage-completed', ...run, stage: 'deploy', site: `http://127.0.0.1:${port}`, runtime: 'local', seconds: 1 });
+  recordPipelineEvent({ kind: 'stage-completed', ...run, stage: 'deploy', site: 'https://chat.example/v1', seconds: 1 });
+  const after = await snapshot();
+  const moved = (m: Record<string, string>) => total(after, 'tandem_stage_duration_seconds_count', m) - total(before, 'tandem_stage_duration_seconds_count', m);
+  expect(moved({ stage: 'deploy', site: 'local', runtime: 'local' })).toBe(2);
+  expect(moved({ stage: 'deploy', site: 'endpoint' })).toBe(1);
+  expect([...after.keys()].filter((k) => k.startsWith('tandem_stage_duration_seconds_count{') && /site="[a-z]+:\/\//.test(k))).toEqual([]);
+});
+
+test('tandem_build_info names the package version and Node.js version', async () => {
+  const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  expect(total(await snapshot(), 'tandem_build_info', { version, node: process.versions.node })).toBe(1);
 });
