@@ -60,7 +60,8 @@ export function tenantGuardOf(policy: TenantPolicy | undefined, backends: Backen
 }
 
 export function createActivities(config: ActivityConfig) {
-  const local = new LocalJobBackend(config.home);
+  // Every local pipeline job runs in its own sandbox: its run's data and checkpoints, nothing else of the home.
+  const local = new LocalJobBackend(config.home, Date.now, { isolation: 'sandbox' });
   const serving = new LocalServingBackend(config.home);
   const backends: BackendMap = { local, ...config.backends };
   const pollInitialMs = config.pollInitialMs ?? DEFAULTS.pollInitialMs;
@@ -99,6 +100,8 @@ export function createActivities(config: ActivityConfig) {
       for (const [k, v] of Object.entries(input.params)) env[`TANDEM_${k.toUpperCase()}`] = String(v);
       const existing = await backend.findByName(input.name);
       if (existing) return existing;
+      // Intent first: a log that cannot take it stops the submission before anything runs.
+      await audit.intent({ what: 'job.submitted', where: { site: siteOf(backend), runtime: backend.runtime }, details: { runKey: input.runKey, stage: input.stage, name: input.name, resources: input.resources } });
       const ref = await backend.submit({
         name: input.name,
         command: input.command ?? builtinCommand(input.stage),
@@ -107,6 +110,7 @@ export function createActivities(config: ActivityConfig) {
         walltimeMs: durationMs(input.resources.walltime),
         kubernetes: input.kubernetes,
         labels: input.labels,
+        sandbox: { writable: [dirs.data, dirs.checkpoints] },
       });
       await audit({ what: 'job.submitted', where: { site: ref.site, runtime: ref.runtime }, details: { runKey: input.runKey, stage: input.stage, name: ref.name, jobId: ref.jobId, resources: input.resources } });
       return ref;
@@ -139,6 +143,7 @@ export function createActivities(config: ActivityConfig) {
     },
 
     async cancelJob(ref: JobRef): Promise<void> {
+      await audit.intent({ what: 'job.cancelled', where: { site: ref.site, runtime: ref.runtime }, details: { name: ref.name, jobId: ref.jobId } });
       await backendOf(ref).cancel(ref.jobId);
       await audit({ what: 'job.cancelled', where: { site: ref.site, runtime: ref.runtime }, details: { name: ref.name, jobId: ref.jobId } });
     },
@@ -169,6 +174,7 @@ export function createActivities(config: ActivityConfig) {
         throw failure('RuntimeUnavailable', `stage deploy asks for runtime "${input.runtime}", but this worker serves models only on the local runtime. Set stages.deploy.runtime to "local" or "auto".`);
       }
       await guard?.enforce({ deploy: 'local' });
+      await audit.intent({ what: 'deployment.rolledOut', where: { site: 'local', runtime: 'local' }, details: { name: input.name, model: input.model, checkpoint: input.checkpoint } });
       const d = await serving.deploy({ name: input.name, model: input.model, checkpoint: input.checkpoint, command: input.command, env: input.env });
       observeDeployment('local', d.adopted ? 'adopt' : 'rollout'); // metrics
       if (!d.adopted) await audit({ what: 'deployment.rolledOut', where: { site: 'local', runtime: 'local' }, details: { name: d.name, model: d.model, checkpoint: d.checkpoint, endpoint: d.endpoint } });
@@ -180,6 +186,7 @@ export function createActivities(config: ActivityConfig) {
     },
 
     async undeployModel({ name }: { runtime: string; name: string }): Promise<void> {
+      await audit.intent({ what: 'deployment.removed', where: { site: 'local', runtime: 'local' }, details: { name } });
       const removed = await serving.undeploy(name);
       if (removed) observeDeployment('local', 'teardown'); // metrics
       if (removed) await audit({ what: 'deployment.removed', where: { site: 'local', runtime: 'local' }, details: { name } });
