@@ -61,7 +61,8 @@ export function tenantGuardOf(policy: TenantPolicy | undefined, backends: Backen
 }
 
 export function createActivities(config: ActivityConfig) {
-  const local = new LocalJobBackend(config.home);
+  // Every local pipeline job runs in its own sandbox: its run's data and checkpoints, nothing else of the home.
+  const local = new LocalJobBackend(config.home, Date.now, { isolation: 'sandbox' });
   const serving = new LocalServingBackend(config.home);
   const backends: BackendMap = { local, ...config.backends };
   const pollInitialMs = config.pollInitialMs ?? DEFAULTS.pollInitialMs;
@@ -104,6 +105,8 @@ export function createActivities(config: ActivityConfig) {
       for (const [k, v] of Object.entries(input.params)) env[`TANDEM_${k.toUpperCase()}`] = String(v);
       const existing = await backend.findByName(input.name);
       if (existing) return existing;
+      // Intent first: a log that cannot take it stops the submission before anything runs.
+      await audit.intent({ what: 'job.submitted', where: { site: siteOf(backend), runtime: backend.runtime }, details: { runKey: input.runKey, stage: input.stage, name: input.name, resources: input.resources } });
       const ref = await backend.submit({
         name: input.name,
         command: input.command ?? builtinCommand(input.stage),
@@ -112,6 +115,7 @@ export function createActivities(config: ActivityConfig) {
         walltimeMs: durationMs(input.resources.walltime),
         kubernetes: input.kubernetes,
         labels: input.labels,
+        sandbox: { writable: [dirs.data, dirs.checkpoints] },
       });
       placementState.changed(); // a job queued: placement reads its sources again before it decides next
       await audit({ what: 'job.submitted', where: { site: ref.site, runtime: ref.runtime }, details: { runKey: input.runKey, stage: input.stage, name: ref.name, jobId: ref.jobId, resources: input.resources } });
@@ -153,6 +157,7 @@ export function createActivities(config: ActivityConfig) {
     },
 
     async cancelJob(ref: JobRef): Promise<void> {
+      await audit.intent({ what: 'job.cancelled', where: { site: ref.site, runtime: ref.runtime }, details: { name: ref.name, jobId: ref.jobId } });
       await backendOf(ref).cancel(ref.jobId);
       await audit({ what: 'job.cancelled', where: { site: ref.site, runtime: ref.runtime }, details: { name: ref.name, jobId: ref.jobId } });
     },
@@ -183,6 +188,7 @@ export function createActivities(config: ActivityConfig) {
         throw failure('RuntimeUnavailable', `stage deploy asks for runtime "${input.runtime}", but this worker serves models only on the local runtime. Set stages.deploy.runtime to "local" or "auto".`);
       }
       await guard?.enforce({ deploy: 'local' });
+      await audit.intent({ what: 'deployment.rolledOut', where: { site: 'local', runtime: 'local' }, details: { name: input.name, model: input.model, checkpoint: input.checkpoint } });
       // The pipeline, tenant and run it serves: `tandem deployments`, and retirement by a newer revision.
       const run = await runInputs.current().catch(() => undefined);
       const workflowId = Context.current().info.workflowExecution?.workflowId;
@@ -206,6 +212,7 @@ export function createActivities(config: ActivityConfig) {
     },
 
     async undeployModel({ name }: { runtime: string; name: string }): Promise<void> {
+      await audit.intent({ what: 'deployment.removed', where: { site: 'local', runtime: 'local' }, details: { name } });
       const removed = await serving.undeploy(name);
       if (removed) observeDeployment('local', 'teardown'); // metrics
       if (removed) await audit({ what: 'deployment.removed', where: { site: 'local', runtime: 'local' }, details: { name } });

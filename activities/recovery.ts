@@ -265,6 +265,7 @@ export function createRecoveryActivities(config: RecoveryConfig) {
         writeLease(lease, input.name, input.leaseTtlMs);
         command = [...builtinCommand('fence'), lease, '--', ...command];
       }
+      await audit.intent({ what: 'job.submitted', where: { site: input.site, runtime: s.backend.runtime }, details: { runKey: input.runKey, stage: input.stage, name: input.name, resources: input.resources, leased: !!input.leaseTtlMs } });
       const ref = await s.backend.submit({ name: input.name, command, env, resources: input.resources, walltimeMs: durationMs(input.resources.walltime), kubernetes: input.kubernetes });
       await audit({ what: 'job.submitted', where: { site: input.site, runtime: ref.runtime }, details: { runKey: input.runKey, stage: input.stage, name: ref.name, jobId: ref.jobId, resources: input.resources, leased: !!input.leaseTtlMs } });
       return ref;

@@ -19,7 +19,15 @@ export function shebangCommand(script: string): string[] {
 
 const ALIASES: Record<string, string[]> = { python: ['python3'], python2: ['python3'] };
 
-export function findExecutable(cmd: string): string | undefined {
+/**
+ * Where a pod's programs are looked up: the system directories its sandbox shows
+ * (activities/argo/sandbox.ts SYSTEM_PATHS), not the worker's PATH (~/.pyenv/shims, node_modules/.bin
+ * are not in the sandbox, so a program found there would not start in it).
+ */
+export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+const SYSTEM_DIRS = ['/usr/', '/bin/', '/sbin/', '/lib/', '/lib64/', '/lib32/', '/libx32/'];
+
+export function findExecutable(cmd: string, path: string = process.env.PATH ?? ''): string | undefined {
   const check = (p: string) => {
     try {
       accessSync(p, constants.X_OK);
@@ -30,7 +38,7 @@ export function findExecutable(cmd: string): string | undefined {
   };
   const search = (c: string) => {
     if (c.includes('/')) return check(c) ? c : undefined;
-    for (const dir of (process.env.PATH ?? '').split(delimiter)) if (dir && check(join(dir, c))) return join(dir, c);
+    for (const dir of path.split(delimiter)) if (dir && check(join(dir, c))) return join(dir, c);
     return undefined;
   };
   for (const c of [cmd, ...(ALIASES[cmd] ?? [])]) {
@@ -46,8 +54,9 @@ export function localArgv(input: Pick<RunPodInput, 'kind' | 'command' | 'args' |
   if (command.length === 0) {
     return { reason: `container image ${input.image ?? '(none)'} has no command: its entrypoint is unknown without a container runtime` };
   }
-  const exe = findExecutable(command[0]!);
+  const exe = findExecutable(command[0]!, SANDBOX_PATH);
   if (!exe) return { reason: `${command[0]} (from image ${input.image ?? '(none)'}) is not installed on this host` };
+  if (!SYSTEM_DIRS.some((d) => exe.startsWith(d))) return { reason: `${command[0]} (from image ${input.image ?? '(none)'}) is outside the system directories a pod's sandbox shows (/usr, /bin, /sbin, /lib*)` };
   const rest = command.slice(1);
   return { argv: input.kind === 'script' ? [exe, ...rest, scriptFile, ...input.args] : input.kind === 'plugin' ? [exe, ...rest, scriptFile] : [exe, ...rest, ...input.args] };
 }

@@ -5,13 +5,25 @@
 // chain at that record, and `tandem audit verify` names it. A head file beside the log remembers the
 // last seq and hash, so cutting records off the end is detected too.
 //
+// Keyed (AuditKey: the workers' logs always are, activities/audit.ts): a chain alone is no defence
+// against someone who can write the log, who rewrites a record and recomputes every hash after it. So
+// each record also carries `mac`, HMAC-SHA256 under a key kept apart from the log (TANDEM_AUDIT_KEY_FILE,
+// by default <TANDEM_HOME>/keys/audit.key, directory 0700), and the head file is MACed too. And since an
+// older copy of the log and its head are both validly MACed, the last seq and hash are also written to
+// an anchor beside the key (`<key>.<log id>.anchor`, MACed), where the log's directory's writers cannot
+// reach: a log that ends before the anchor was cut or rolled back; a missing log with an anchor was
+// deleted. Without the key nothing verifies as intact (docs/security.md).
+//
+// A torn last line (a writer that died mid-append) is moved aside on the next append
+// (`<log>.torn-<time>`) and an `audit.tornTail` record says so, instead of breaking every later append.
+//
 // Outside the workflow history on purpose: histories can be reset, exported and replayed, and the log
 // must outlive them. Appends are serialized in-process (one queue per file) and across processes by a
 // lock file (O_CREAT|O_EXCL), and written with O_APPEND in one write each.
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
-import { createHash } from 'node:crypto';
+import { chmodSync, closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { hostname, userInfo } from 'node:os';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 
 export interface AuditWho {
   tenant?: string;
@@ -40,6 +52,51 @@ export interface AuditRecord extends AuditEntry {
   at: string;
   prevHash: string;
   hash: string;
+  /** HMAC-SHA256 of the hash under the log's key (keyed logs). */
+  mac?: string;
+}
+
+/** The secret that authenticates a log, and the anchor that pins its end (both apart from the log). */
+export interface AuditKey {
+  key: Buffer;
+  /** The anchor file: the last seq and hash, MACed. */
+  anchor: string;
+}
+
+const mac = (key: Buffer, what: string): string => createHmac('sha256', key).update(what).digest('hex');
+const macOk = (key: Buffer, what: string, got: unknown): boolean => {
+  if (typeof got !== 'string' || got.length !== 64) return false;
+  return timingSafeEqual(Buffer.from(mac(key, what), 'hex'), Buffer.from(got, 'hex'));
+};
+const recordMacInput = (hash: string) => `record\n${hash}`;
+const endMacInput = (kind: 'head' | 'anchor', log: string, seq: number, hash: string) => `${kind}\n${log}\n${seq}\n${hash}`;
+
+export class AuditKeyError extends Error {}
+
+/**
+ * The key in `file` (at least 32 characters; whitespace trimmed), and its anchor for `log`. `create`:
+ * a missing key is generated (32 random bytes, hex), its directory made 0700 and the file 0600 — a
+ * worker's first append; `tandem audit verify` never creates one.
+ */
+export function loadAuditKey(file: string, log: string, create: boolean): AuditKey {
+  if (!existsSync(file)) {
+    if (!create) throw new AuditKeyError(`no audit key at ${file}: verifying the log needs the key its workers append with (TANDEM_AUDIT_KEY_FILE)`);
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    try {
+      writeFileSync(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e; // another worker created it first
+    }
+  }
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').trim();
+  } catch (e) {
+    throw new AuditKeyError(`the audit key ${file} is unreadable: ${(e as Error).message}`);
+  }
+  if (text.length < 32) throw new AuditKeyError(`the audit key ${file} is too short: it needs at least 32 characters (a generated key is 64 hex digits)`);
+  const id = createHash('sha256').update(resolve(log)).digest('hex').slice(0, 16);
+  return { key: Buffer.from(text, 'utf8'), anchor: `${file}.${id}.anchor` };
 }
 
 export const GENESIS_HASH = '0'.repeat(64);
@@ -110,8 +167,13 @@ export function readAudit(file: string): { records: { line: number; record: Audi
  * its own content's, and the last record the one the head file names. Every problem names the
  * record's seq and its line.
  */
-export function verifyAudit(file: string): Verification {
+export function verifyAudit(file: string, key?: AuditKey): Verification {
   const { records, problems } = readAudit(file);
+  if (key) {
+    for (const { line, record: r } of records) {
+      if (!macOk(key.key, recordMacInput(r.hash), r.mac)) problems.push({ line, seq: r.seq, message: r.mac === undefined ? `record seq ${r.seq} has no MAC: it was not written by a worker holding the key` : `record seq ${r.seq} was forged or modified: its MAC does not match (written without the key)` });
+    }
+  }
   // By seq, so that one moved or removed record is reported once, where it is, not at every later line.
   const bySeq = new Map<number, { line: number; record: AuditRecord }>();
   for (const e of records) if (!bySeq.has(e.record.seq)) bySeq.set(e.record.seq, e);
@@ -133,15 +195,32 @@ export function verifyAudit(file: string): Verification {
     expectSeq = Math.max(expectSeq, r.seq + 1);
   }
   let head: Verification['head'];
+  const last = records.at(-1)?.record;
+  if (key) {
+    // The anchor (beside the key) pins the end: a log behind it was cut or rolled back, a missing one deleted.
+    let anchor: { seq: number; hash: string; mac?: string } | undefined;
+    try {
+      anchor = existsSync(key.anchor) ? (JSON.parse(readFileSync(key.anchor, 'utf8')) as typeof anchor) : undefined;
+    } catch {
+      problems.push({ line: 0, message: `the anchor ${key.anchor} is unreadable` });
+    }
+    if (anchor && !macOk(key.key, endMacInput('anchor', resolve(file), anchor.seq, anchor.hash), anchor.mac)) problems.push({ line: 0, message: `the anchor ${key.anchor} was forged: its MAC does not match` });
+    else if (anchor) {
+      const at = records.find((e) => e.record.seq === anchor.seq);
+      if (!existsSync(file)) problems.push({ line: 0, seq: anchor.seq, message: `the log was deleted: its anchor says it held ${anchor.seq} records` });
+      else if (!last || last.seq < anchor.seq) problems.push({ line: records.at(-1)?.line ?? 0, seq: last?.seq, message: `the log ends at ${last ? `seq ${last.seq}` : 'no record'}, but its anchor says seq ${anchor.seq}: records seq ${(last?.seq ?? 0) + 1} to ${anchor.seq} were cut off or the log was rolled back` });
+      else if (at && at.record.hash !== anchor.hash) problems.push({ line: at.line, seq: anchor.seq, message: `record seq ${anchor.seq} is not the one the anchor pinned: the log was replaced from that record on` });
+    } else if (records.length) problems.push({ line: 0, message: `the anchor ${key.anchor} is missing: the log's end cannot be checked (deleted, or a log written without this key)` });
+  }
   if (existsSync(headFile(file))) {
     try {
       head = JSON.parse(readFileSync(headFile(file), 'utf8')) as { seq: number; hash: string };
-      const last = records.at(-1)?.record;
+      if (key && !macOk(key.key, endMacInput('head', resolve(file), head.seq, head.hash), (head as { mac?: string }).mac)) problems.push({ line: 0, message: `the head file ${headFile(file)} was forged: its MAC does not match` });
       if (!last || last.seq !== head.seq || last.hash !== head.hash) problems.push({ line: records.at(-1)?.line ?? 0, seq: last?.seq, message: `the log ends at ${last ? `seq ${last.seq}` : 'no record'}, but its head file says seq ${head.seq}: records were removed from the end or the log was replaced` });
     } catch {
       problems.push({ line: 0, message: `the head file ${headFile(file)} is unreadable` });
     }
-  } else if (records.length) problems.push({ line: 0, message: `the head file ${headFile(file)} is missing` });
+  } else if (records.length || (key && existsSync(key.anchor))) problems.push({ line: 0, message: `the head file ${headFile(file)} is missing` });
   problems.sort((a, b) => a.line - b.line);
   return { ok: problems.length === 0, records: records.length, problems, head };
 }
@@ -195,12 +274,48 @@ async function withFileLock<T>(file: string, fn: () => T): Promise<T> {
   }
 }
 
+/**
+ * Moves a torn last line (no newline: a writer died mid-append) out of the log into
+ * `<log>.torn-<time>` and cuts it off, so appends continue. Returns the quarantine file, if any.
+ */
+function quarantineTornTail(file: string): { file: string; bytes: number } | undefined {
+  if (!existsSync(file)) return undefined;
+  const size = statSync(file).size;
+  if (size === 0) return undefined;
+  const fd = openSync(file, 'r+');
+  try {
+    const last = Buffer.alloc(1);
+    readSync(fd, last, 0, 1, size - 1);
+    if (last[0] === 0x0a) return undefined;
+    // Find the last newline (from the end, in chunks).
+    let cut = 0;
+    for (let end = size; end > 0 && cut === 0; ) {
+      const start = Math.max(0, end - 64 * 1024);
+      const buf = Buffer.alloc(end - start);
+      readSync(fd, buf, 0, buf.length, start);
+      const i = buf.lastIndexOf(0x0a);
+      if (i >= 0) cut = start + i + 1;
+      end = start;
+    }
+    const torn = Buffer.alloc(size - cut);
+    readSync(fd, torn, 0, torn.length, cut);
+    const aside = `${file}.torn-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+    writeFileSync(aside, torn, { mode: 0o600 });
+    ftruncateSync(fd, cut);
+    fsyncSync(fd);
+    return { file: aside, bytes: torn.length };
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export class AuditLog {
   private static queues = new Map<string, Promise<unknown>>();
 
   constructor(
     readonly file: string,
     readonly operator: string = defaultOperator(),
+    readonly key?: AuditKey,
   ) {}
 
   /** Appends one record after the current last one; resolves with it once it is on disk. */
@@ -213,9 +328,19 @@ export class AuditLog {
 
   private appendLocked(entry: AuditEntry): AuditRecord {
     mkdirSync(dirname(this.file), { recursive: true });
+    if (this.key) {
+      // Keyed logs heal a torn tail (and say so in the log); an unkeyed one is left for `verify` to report.
+      const torn = quarantineTornTail(this.file);
+      if (torn) this.write({ who: {}, what: 'audit.tornTail', where: {}, details: { quarantined: torn.file, bytes: torn.bytes } });
+    }
+    return this.write(entry);
+  }
+
+  private write(entry: AuditEntry): AuditRecord {
     const last = lastRecord(this.file);
     const base = { seq: (last?.seq ?? 0) + 1, at: new Date().toISOString(), who: { operator: this.operator, ...entry.who }, what: entry.what, where: entry.where, details: entry.details, prevHash: last?.hash ?? GENESIS_HASH };
-    const record: AuditRecord = { ...base, hash: recordHash(base) };
+    const hash = recordHash(base);
+    const record: AuditRecord = { ...base, hash, ...(this.key ? { mac: mac(this.key.key, recordMacInput(hash)) } : {}) };
     const fd = openSync(this.file, 'a', 0o600);
     try {
       writeSync(fd, `${canonicalJson(record)}\n`);
@@ -223,17 +348,24 @@ export class AuditLog {
     } finally {
       closeSync(fd);
     }
-    writeFileSync(`${headFile(this.file)}.tmp`, JSON.stringify({ seq: record.seq, hash: record.hash }), { mode: 0o600 });
-    renameSync(`${headFile(this.file)}.tmp`, headFile(this.file));
+    const end = (kind: 'head' | 'anchor') => ({ seq: record.seq, hash, ...(this.key ? { mac: mac(this.key.key, endMacInput(kind, resolve(this.file), record.seq, hash)) } : {}) });
+    writeAtomic(headFile(this.file), JSON.stringify(end('head')));
+    if (this.key) writeAtomic(this.key.anchor, JSON.stringify(end('anchor')));
     return record;
   }
 }
 
+function writeAtomic(path: string, text: string): void {
+  writeFileSync(`${path}.tmp`, text, { mode: 0o600 });
+  chmodSync(`${path}.tmp`, 0o600);
+  renameSync(`${path}.tmp`, path);
+}
+
 const logs = new Map<string, AuditLog>();
 /** One AuditLog per file and operator in a process, so every activity set shares its queue. */
-export function auditLog(file: string, operator?: string): AuditLog {
-  const key = `${file}\u0000${operator ?? ''}`;
-  let l = logs.get(key);
-  if (!l) logs.set(key, (l = new AuditLog(file, operator)));
+export function auditLog(file: string, operator?: string, key?: AuditKey): AuditLog {
+  const id = `${file}\u0000${operator ?? ''}\u0000${key?.anchor ?? ''}`;
+  let l = logs.get(id);
+  if (!l) logs.set(id, (l = new AuditLog(file, operator, key)));
   return l;
 }

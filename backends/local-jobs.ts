@@ -2,13 +2,42 @@
 // <home>/jobs/<name>/, so a worker that crashes and restarts re-attaches by job id instead of
 // starting a second copy.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readFileSync, readSync, closeSync, statSync, writeFileSync, renameSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, openSync, readFileSync, readSync, closeSync, realpathSync, statSync, writeFileSync, renameSync } from 'node:fs';
+import { dirname, join, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { JobRef, JobStatus, JobProgress } from '../contract/outcome.js';
 import type { JobBackend, JobRequest } from './types.js';
 import { isAlive, killGroup, processStartTime } from './proc.js';
 import { failure } from '../contract/failures.js';
 import { jobEnv, unspawnable } from './job-env.js';
+import { bwrapBinary, sandboxArgs, SandboxUnavailable } from '../activities/argo/sandbox.js';
+
+/**
+ * How a local job is isolated. `sandbox`: in its own bubblewrap sandbox (activities/argo/sandbox.ts):
+ * the system allowlist and the Tandem installation read-only, its `JobRequest.sandbox.writable`
+ * directories (its run's data and checkpoints) and a scratch working directory writable, its own /tmp,
+ * /proc and network (host network only with `sandbox.network: 'host'`); TANDEM_HOME is never in it.
+ * `none`: a plain process (the caller sandboxes it itself, as the Argo local target does, or a test
+ * drives the backend directly).
+ */
+export interface LocalJobOptions {
+  isolation?: 'sandbox' | 'none';
+}
+
+/** The Tandem installation (programs, and their dependencies' node_modules) a sandboxed job may read. */
+function installation(): string[] {
+  const root = dirname(dirname(fileURLToPath(import.meta.url))); // backends/.. (or dist/backends/..)
+  const pkg = existsSync(join(root, 'package.json')) ? root : dirname(root);
+  const out = [pkg];
+  // An installed package finds its dependencies in the node_modules it sits in.
+  const at = pkg.lastIndexOf(`${sep}node_modules${sep}`);
+  if (at >= 0) out.push(pkg.slice(0, at + `${sep}node_modules`.length));
+  out.push(realpathSync(process.execPath));
+  return out;
+}
+
+/** The largest progress file read (a job writes it; the worker parses it on every poll). */
+const MAX_PROGRESS_BYTES = 64 * 1024;
 
 interface JobRecord {
   jobId: string;
@@ -49,11 +78,41 @@ export class LocalJobBackend implements JobBackend {
   private readonly root: string;
 
   constructor(
-    home: string,
+    private readonly home: string,
     private readonly now: () => number = Date.now,
+    private readonly options: LocalJobOptions = {},
   ) {
     this.root = join(home, 'jobs');
     mkdirSync(this.root, { recursive: true });
+  }
+
+  /**
+   * The command that runs `req` in its sandbox: bwrap … -- <command>. The job's scratch directory
+   * (<job>/work, its working directory and progress file) is the one part of its job directory it may
+   * write: job.json and the exit file stay out of its reach.
+   */
+  private sandboxed(req: JobRequest, dir: string): { command: string[]; work: string } {
+    const work = join(dir, 'work');
+    mkdirSync(work, { recursive: true });
+    try {
+      const args = sandboxArgs(
+        {
+          argv: req.command,
+          workingDir: work,
+          volumeMounts: [],
+          ownPaths: [],
+          readOnly: installation(),
+          hide: [this.home],
+          writable: [work, ...(req.sandbox?.writable ?? [])],
+          network: req.sandbox?.network,
+        },
+        { root: join(dir, 'root'), volumesDir: join(dir, 'volumes') },
+      );
+      return { command: [bwrapBinary(), ...args], work };
+    } catch (e) {
+      if (e instanceof SandboxUnavailable) throw failure('RuntimeUnavailable', `job ${req.name}: ${e.message}`);
+      throw e;
+    }
   }
 
   jobDir(jobId: string): string {
@@ -92,12 +151,21 @@ export class LocalJobBackend implements JobBackend {
       }
       throw e;
     }
-    const child = spawn('/bin/sh', ['-c', SUPERVISOR, 'tandem-job', ...req.command], {
+    let command = req.command;
+    let progress = join(dir, 'progress.json');
+    let extra: Record<string, string> = {};
+    if (this.options.isolation === 'sandbox') {
+      const s = this.sandboxed(req, dir);
+      command = s.command;
+      progress = join(s.work, 'progress.json');
+      extra = { TMPDIR: '/tmp' };
+    }
+    const child = spawn('/bin/sh', ['-c', SUPERVISOR, 'tandem-job', ...command], {
       cwd: dir,
       detached: true,
       stdio: 'ignore',
       // Never the worker's own environment (its secrets would reach the job's output): backends/job-env.ts.
-      env: jobEnv(req.env, { TANDEM_JOB_ID: req.name, TANDEM_PROGRESS_FILE: join(dir, 'progress.json') }),
+      env: jobEnv(req.env, { TANDEM_JOB_ID: req.name, TANDEM_PROGRESS_FILE: progress }, extra),
     });
     child.unref();
     if (child.pid === undefined) throw new Error(`could not start ${req.command[0]}`);
@@ -134,6 +202,9 @@ export class LocalJobBackend implements JobBackend {
       }
       return { jobId, state: 'RUNNING', progress };
     }
+    // The supervisor records the exit code and then exits: read between the two checks above, a job
+    // that just ended looks dead without an exit file. Look again before calling it lost.
+    if (existsSync(join(dir, 'exit'))) return this.status(jobId);
     if (marker === 'timeout') return { jobId, state: 'TIMEOUT', reason: 'walltime exceeded', tail: tail(), progress };
     if (marker === 'cancelled') return { jobId, state: 'CANCELLED', progress };
     // The supervisor died without recording an exit code: the "node" went away under the job.
@@ -142,7 +213,10 @@ export class LocalJobBackend implements JobBackend {
 
   private progress(dir: string): JobProgress | undefined {
     try {
-      return JSON.parse(readFileSync(join(dir, 'progress.json'), 'utf8')) as JobProgress;
+      // A sandboxed job writes it in its scratch directory; a plain one beside its job record.
+      const file = [join(dir, 'work', 'progress.json'), join(dir, 'progress.json')].find((f) => existsSync(f));
+      if (!file || statSync(file).size > MAX_PROGRESS_BYTES) return undefined;
+      return JSON.parse(readFileSync(file, 'utf8')) as JobProgress;
     } catch {
       return undefined; // absent, or caught mid-write: the next poll sees it
     }

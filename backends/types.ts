@@ -15,6 +15,8 @@ export interface JobRequest {
   kubernetes?: KubernetesOptionsInput;
   /** Who the job belongs to (contract/job-labels.ts); the Slurm backends store it as the job's comment. */
   labels?: JobLabels;
+  /** What the local sandbox lets the job reach beyond its own files (backends/local-jobs.ts); other backends ignore it. */
+  sandbox?: { writable?: string[]; network?: 'none' | 'host' };
 }
 
 /** One interface per kind of batch system: local processes, Slurm (FirecREST/slurmrestd), Kubernetes Jobs. */

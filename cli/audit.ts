@@ -1,10 +1,12 @@
 // `tandem audit list | verify`: the tamper-evident audit log (audit/log.ts) of the workers' external
 // side effects. The log is a file (TANDEM_AUDIT_LOG, default <TANDEM_HOME>/audit.jsonl): run these
 // where the workers write it. `verify` exits 1 and names the record (seq and line) when the chain is
-// broken: a record edited, removed, reordered, or cut off the end.
+// broken: a record edited, removed, reordered, or cut off the end, a record or head without the key's
+// MAC (forged), a log behind its anchor (cut or rolled back) or missing (deleted). It needs the key
+// (TANDEM_AUDIT_KEY_FILE): without it, it says so and exits 2.
 import type { Command } from 'commander';
 import { loadAuditConfig } from '../config/worker.js';
-import { readAudit, verifyAudit, type AuditRecord } from '../audit/log.js';
+import { AuditKeyError, loadAuditKey, readAudit, verifyAudit, type AuditRecord } from '../audit/log.js';
 
 export const AUDIT_SUMMARY = 'list and verify the tamper-evident audit log of external side effects (operators)';
 
@@ -29,6 +31,7 @@ export function formatAuditList(records: AuditRecord[]): string {
 }
 
 const file = (o: { file?: string }) => o.file ?? loadAuditConfig().file;
+const keyFile = (o: { key?: string }) => o.key ?? loadAuditConfig().keyFile;
 
 export async function registerAuditCommands(program: Command): Promise<void> {
   const audit = program.command('audit').description(AUDIT_SUMMARY);
@@ -48,12 +51,22 @@ export async function registerAuditCommands(program: Command): Promise<void> {
     .command('verify')
     .description('check the hash chain; exit 1 naming each record that was modified, removed or reordered')
     .option('--file <audit.jsonl>', 'the log (default TANDEM_AUDIT_LOG, or <TANDEM_HOME>/audit.jsonl)')
+    .option('--key <file>', 'its HMAC key (default TANDEM_AUDIT_KEY_FILE, or <TANDEM_HOME>/keys/audit.key)')
     .option('--json', 'machine-readable verdict')
-    .action((o: { file?: string; json?: boolean }) => {
+    .action((o: { file?: string; key?: string; json?: boolean }) => {
       const f = file(o);
-      const v = verifyAudit(f);
+      let key;
+      try {
+        key = loadAuditKey(keyFile(o), f, false);
+      } catch (e) {
+        if (!(e instanceof AuditKeyError)) throw e;
+        console.error(`${f}: cannot verify: ${e.message}`);
+        process.exitCode = 2;
+        return;
+      }
+      const v = verifyAudit(f, key);
       if (o.json) console.log(JSON.stringify({ file: f, ...v }, null, 2));
-      else if (v.ok) console.log(`${f}: ${v.records} records, chain intact${v.head ? ` (head seq ${v.head.seq}, ${v.head.hash.slice(0, 12)}…)` : ''}`);
+      else if (v.ok) console.log(`${f}: ${v.records} records, chain and MACs intact${v.head ? ` (head seq ${v.head.seq}, ${v.head.hash.slice(0, 12)}…)` : ''}`);
       else console.log(`${f}: the chain is BROKEN (${v.problems.length} problem${v.problems.length === 1 ? '' : 's'} in ${v.records} records):\n${v.problems.map((p) => `  ${p.line ? `line ${p.line}` : 'log'}${p.seq !== undefined ? ` (seq ${p.seq})` : ''}: ${p.message}`).join('\n')}`);
       if (!v.ok) process.exitCode = 1;
     });

@@ -585,11 +585,15 @@ const DEFAULTS_CODEC_ORIGINS = [`http://localhost:${DEFAULTS.devUiPort}`, `http:
 
 // ---- audit log (audit/) ----------------------------------------------------------------------------
 // TANDEM_AUDIT_LOG: the hash-chained JSONL file every external side effect is appended to (default
-// <TANDEM_HOME>/audit.jsonl); TANDEM_AUDIT_OPERATOR: who the worker appends as (default user@host).
+// <TANDEM_HOME>/audit.jsonl); TANDEM_AUDIT_OPERATOR: who the worker appends as (default user@host);
+// TANDEM_AUDIT_KEY_FILE: the HMAC key the log is authenticated with, and beside it the log's anchor
+// (default <TANDEM_HOME>/keys/audit.key, generated on a worker's first append). Keep it where those who
+// can write the log cannot (audit/log.ts, docs/security.md).
 
 function auditShape() {
   return {
     TANDEM_AUDIT_LOG: optional(text),
+    TANDEM_AUDIT_KEY_FILE: optional(text),
     TANDEM_AUDIT_OPERATOR: optional(z.string().regex(/^[\x21-\x7e]{1,128}$/, 'must be 1-128 printable ASCII characters without spaces')),
   };
 }
@@ -598,11 +602,13 @@ export interface AuditConfig {
   /** Absolute path of the log file. */
   file: string;
   operator?: string;
+  /** Absolute path of the log's HMAC key (its anchor lives beside it). */
+  keyFile: string;
 }
 
 function auditConfig(v: Parsed<ReturnType<typeof auditShape>> & { TANDEM_HOME?: string }, opts: LoadOptions): AuditConfig {
   const home = resolve(opts.cwd ?? process.cwd(), v.TANDEM_HOME ?? DEFAULTS.home);
-  return { file: resolve(home, v.TANDEM_AUDIT_LOG ?? 'audit.jsonl'), operator: v.TANDEM_AUDIT_OPERATOR };
+  return { file: resolve(home, v.TANDEM_AUDIT_LOG ?? 'audit.jsonl'), operator: v.TANDEM_AUDIT_OPERATOR, keyFile: resolve(home, v.TANDEM_AUDIT_KEY_FILE ?? join('keys', 'audit.key')) };
 }
 
 /** `tandem audit` and workers: the log's path (TANDEM_AUDIT_LOG, relative to TANDEM_HOME or to `home`, a worker's own). */

@@ -15,6 +15,8 @@ export const FAILURES = {
   JobNotFound: { type: 'JobNotFound', nonRetryable: false },
   /** A partition still has jobs: Phase 3 waits for them to finish or move. */
   PartitionInUse: { type: 'PartitionInUse', nonRetryable: false },
+  /** The audit log cannot take a record (its key is unreadable, the disk is full): the side effect waits, retried. */
+  AuditUnavailable: { type: 'AuditUnavailable', nonRetryable: false },
   JobFailed: { type: 'JobFailed', nonRetryable: true },
   InfrastructureFailed: { type: 'InfrastructureFailed', nonRetryable: true },
   JobCancelled: { type: 'JobCancelled', nonRetryable: true },

@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LocalServingBackend } from '../backends/local-serving.js';
-import { readAudit, verifyAudit } from '../audit/log.js';
+import { loadAuditKey, readAudit, verifyAudit } from '../audit/log.js';
 import { jobNameOf, spec, startWorker, tempDir, uniqueQueue, waitFor } from './helpers.js';
 import { LocalJobBackend } from '../backends/local-jobs.js';
 
@@ -33,7 +33,10 @@ test('a run appends its side effects; verify passes, then names an edited record
     await w.stop();
   }
   const file = join(home, 'audit.jsonl');
-  const records = readAudit(file).records.map((r) => r.record);
+  const all = readAudit(file).records.map((r) => r.record);
+  // Each side effect has its intent record before it (activities/audit.ts); the outcomes are checked here.
+  expect(all.filter((r) => r.details?.phase === 'intent').length).toBeGreaterThanOrEqual(5);
+  const records = all.filter((r) => r.details?.phase !== 'intent');
   const of = (run: string) => records.filter((r) => r.who.run === run).map((r) => [r.what, r.details?.stage ?? r.details?.name ?? ''].join(' '));
   expect(records.every((r) => r.who.tenant === 'acme' && r.who.operator && r.where.namespace === 'default')).toBe(true);
   const one = of('audit-run-1');
@@ -42,12 +45,12 @@ test('a run appends its side effects; verify passes, then names an edited record
   expect(records.find((r) => r.what === 'checkpoint.pruned')!.details!.removed).toHaveLength(2); // steps 10 and 20 of 10…40, keep 2
   expect(of('audit-run-2')).toEqual(['job.submitted preprocess', 'job.submitted train', expect.stringMatching(/^job\.cancelled tandem-/)]);
   expect(JSON.stringify(records)).not.toMatch(/TANDEM_DATA_DIR|"env"/); // names and ids, never environments
-  expect(verifyAudit(file)).toMatchObject({ ok: true, records: records.length });
+  expect(verifyAudit(file, loadAuditKey(join(home, 'keys', 'audit.key'), file, false))).toMatchObject({ ok: true, records: all.length });
 
   const env = { TANDEM_HOME: home };
-  expect(await tandem(['audit', 'verify'], env)).toMatchObject({ code: 0, out: expect.stringMatching(new RegExp(`${records.length} records, chain intact`)) });
+  expect(await tandem(['audit', 'verify'], env)).toMatchObject({ code: 0, out: expect.stringMatching(new RegExp(`${all.length} records, chain and MACs intact`)) });
   const listed = await tandem(['audit', 'list', '--run', 'audit-run-2', '--json'], env);
-  expect(listed.out.trim().split('\n').map((l) => JSON.parse(l).what)).toEqual(['job.submitted', 'job.submitted', 'job.cancelled']);
+  expect(listed.out.trim().split('\n').map((l) => JSON.parse(l)).filter((r) => r.details?.phase !== 'intent').map((r) => r.what)).toEqual(['job.submitted', 'job.submitted', 'job.cancelled']);
   expect((await tandem(['audit', 'list', '--tenant', 'nobody'], env)).out).toMatch(/no audit records match/);
 
   // One byte: the first digit of the second record's time.

@@ -1,6 +1,7 @@
 // `tandem ui`, the read-only web view, against a real pipeline run (real jobs on the local runtime,
 // real checkpoints) and a real Argo DAG run on the real dev server: the HTML the server sends, and the
 // page as headless Chromium renders it (Debian's `chromium`; scripts/ui/install-chromium.sh).
+import { request } from 'node:http';
 import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -95,6 +96,12 @@ describe('the HTML the view serves', () => {
     expect(hostile.html).toContain('value="&quot;&gt;&lt;script&gt;x&lt;/script&gt;"');
     expect(hostile.html).not.toContain('<script>');
     expect((await get('/?status=sideways')).status).toBe(400);
+    // Prototype names are not statuses, and a malformed %-encoding is the client's error: 400s, not 500s.
+    expect((await get('/?status=constructor')).status).toBe(400);
+    expect((await get('/runs/%E0%A4%A')).status).toBe(400);
+    // DNS rebinding: a request naming another host is refused on the loopback-bound view.
+    const rebound = await new Promise<number>((ok, fail) => request(`${ui.url}/`, { headers: { host: 'evil.example:80' } }, (r) => { r.resume(); ok(r.statusCode ?? 0); }).on('error', fail).end());
+    expect(rebound).toBe(421);
   });
 
   test('a pipeline run: the Gantt of its stages, the loss curve from its checkpoints and job output, verified checkpoints', async () => {

@@ -77,7 +77,7 @@ export async function startUiServer(opts: UiOptions): Promise<UiServer> {
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     if (bearer && sameToken(bearer, opts.token)) return { ok: true };
     const cookie = (req.headers.cookie ?? '').split(/;\s*/).find((c) => c.startsWith(`${COOKIE}=`))?.slice(COOKIE.length + 1);
-    if (cookie && sameToken(decodeURIComponent(cookie), opts.token)) return { ok: true };
+    if (cookie && sameToken(decodeOr(cookie), opts.token)) return { ok: true };
     const q = url.searchParams.get('token');
     if (q && sameToken(q, opts.token)) return { ok: true, setCookie: `${COOKIE}=${encodeURIComponent(q)}; HttpOnly; SameSite=Strict; Path=/` };
     return { ok: false };
@@ -108,18 +108,33 @@ export async function startUiServer(opts: UiOptions): Promise<UiServer> {
   /** A running run's watches as their last heartbeats tell them; without them the Gantt draws the watch whole. */
   const liveOf = (report: RunReport & { runId: string }) => withTimeout(liveObservations(opts.tandem, report), queryTimeoutMs, 'the pending activities').catch(() => new Map<number, ObservedState[]>());
 
+  // Bound to loopback, the view answers only loopback names: a page on another site whose name was
+  // rebound to 127.0.0.1 (DNS rebinding) sends its own name as Host and is refused.
+  const loopback = ['127.0.0.1', '::1', 'localhost'].includes(host);
+  const hostOk = (h: string | undefined): boolean => {
+    if (!loopback) return true;
+    const name = (h ?? '').replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1').toLowerCase();
+    return name === 'localhost' || name === '127.0.0.1' || name === '::1';
+  };
+
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!hostOk(req.headers.host)) return send(res, 421, errorPage(421, `this view answers only to its loopback address, not Host ${JSON.stringify(req.headers.host ?? '')}`));
     const url = new URL(req.url ?? '/', 'http://ui.invalid');
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, errorPage(405, 'this view is read-only'), undefined, { allow: 'GET, HEAD' });
     if (url.pathname === '/healthz') return send(res, 200, 'ok\n', 'text/plain; charset=utf-8');
     const auth = authorised(req, url);
     if (!auth.ok) return send(res, 401, errorPage(401, 'a token is required: Authorization: Bearer <token>, or ?token=<token>'), undefined, { 'www-authenticate': 'Bearer' });
     const cookie: Record<string, string> = auth.setCookie ? { 'set-cookie': auth.setCookie } : {};
-    const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+    let parts: string[];
+    try {
+      parts = url.pathname.split('/').filter(Boolean).map((p) => decodeURIComponent(p));
+    } catch {
+      return send(res, 400, errorPage(400, `the path ${url.pathname} has a malformed %-encoding`), undefined, cookie);
+    }
     if (parts.length === 0) {
       const s = url.searchParams.get('status') || undefined;
       const tenant = url.searchParams.get('tenant') || undefined;
-      if (s !== undefined && !(s in RUN_STATUSES)) return send(res, 400, errorPage(400, `status must be one of ${Object.keys(RUN_STATUSES).join(', ')}`), undefined, cookie);
+      if (s !== undefined && !Object.hasOwn(RUN_STATUSES, s)) return send(res, 400, errorPage(400, `status must be one of ${Object.keys(RUN_STATUSES).join(', ')}`), undefined, cookie);
       const list = await runs.list({ status: s as RunStatusFilter | undefined, tenant, limit: 200 });
       return send(res, 200, runsPage(list, { status: s as RunStatusFilter | undefined, tenant }, ctx), undefined, cookie);
     }
@@ -137,6 +152,14 @@ export async function startUiServer(opts: UiOptions): Promise<UiServer> {
       return send(res, 200, timelineSvg(report, new Date(), await liveOf(report)), 'image/svg+xml; charset=utf-8', cookie);
     }
     return send(res, 404, errorPage(404, `no page ${url.pathname}`), undefined, cookie);
+  }
+
+  function decodeOr(v: string): string {
+    try {
+      return decodeURIComponent(v);
+    } catch {
+      return v; // a malformed cookie is just not the token
+    }
   }
 
   const server = createServer((req, res) => {

@@ -36,9 +36,11 @@ export function createArgoActivities(config: ArgoActivityConfig) {
       }
       if (!target) throw unavailable(`no ${input.target} execution target is configured on this worker (template ${input.templateName})`);
       const ctx = Context.current();
-      // Recorded before the pod starts (a pod runs to its end inside this activity): what was started, where.
-      await audit({ what: 'job.submitted', where: { runtime: target.name }, details: { template: input.templateName, name: input.jobName, attempt: ctx.info.attempt } });
+      // The intent before the pod starts (a pod runs to its end inside this activity), the outcome after it ended.
+      const what = { where: { runtime: target.name }, details: { template: input.templateName, name: input.jobName, attempt: ctx.info.attempt } };
+      await audit.intent({ what: 'job.submitted', ...what });
       const r = await target.run(input, { heartbeat: (d) => ctx.heartbeat(d), sleep: (ms) => ctx.sleep(ms) });
+      await audit({ what: 'job.submitted', ...what, details: { ...what.details, podPhase: r.phase } });
       return note ? { ...r, message: r.message ? `${note}: ${r.message}` : note } : r;
     },
 

@@ -11,14 +11,15 @@
 // working directory is `workingDir`, or `/` of the pod (most images' WORKDIR); a path the pod writes
 // is read back from its root or volumes (sandbox.ts `hostPath`).
 import { CancelledFailure, Context, type ApplicationFailure } from '@temporalio/activity';
-import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { delimiter, dirname, join } from 'node:path';
+import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join, resolve, sep } from 'node:path';
 import { LocalJobBackend, readTail } from '../../backends/local-jobs.js';
 import { jobBaseEnv } from '../../backends/job-env.js';
 import type { RunPodInput, RunPodResult } from '../../argo/lang/types.js';
 import { localArgv } from '../../argo/local-command.js';
 import { failure } from '../../contract/failures.js';
-import { bwrapBinary, cpuCores, hostPath, memoryBytes, sandboxArgs, SandboxUnavailable, shellQuote, type SandboxContainer } from './sandbox.js';
+import { bwrapBinary, cpuCores, hostPath, memoryBytes, readableFor, sandboxArgs, SandboxUnavailable, shellQuote, type SandboxContainer } from './sandbox.js';
 import { slurmJobSpec, type SlurmJobSpec } from './slurm-job.js';
 import type { ArgoActivityConfig, ExecutionTarget } from './target.js';
 
@@ -42,6 +43,18 @@ exec "$@"
 const STAGED_SCRIPT = '/argo/staging/script';
 /** The pod's own bin directory with the srun stand-in (Slurm steps run locally). */
 const SHIM_DIR = '/argo/bin';
+
+/** The largest output parameter read back from a pod (Argo's own limit on a parameter is far lower). */
+const MAX_PARAMETER_BYTES = 1024 * 1024;
+
+const under = (p: string, dir: string) => p === dir || p.startsWith(dir.endsWith(sep) ? dir : `${dir}${sep}`);
+const real = (p: string) => {
+  try {
+    return realpathSync(p);
+  } catch {
+    return resolve(p);
+  }
+};
 
 /** Why a failed pod may have failed: a limit it was given (RLIMIT_CPU ends it with SIGXCPU, 128+24). */
 function limitHint(input: RunPodInput, exitCode: number | undefined): string {
@@ -98,12 +111,19 @@ export class LocalTarget implements ExecutionTarget {
         let missing: string | undefined;
         for (const p of input.outputParameters) {
           const file = hostPath(main, layout, p.path);
-          if (existsSync(file) && statSync(file).isFile()) parameters[p.name] = readFileSync(file, 'utf8').trim();
+          // Read on the pod's behalf: never through a link it planted to something it cannot see, never unbounded.
+          if (existsSync(file) && !readableFor(main, layout, file)) missing = `output parameter ${p.name}: ${p.path} leads outside the pod's own files`;
+          else if (existsSync(file) && statSync(file).isFile() && statSync(file).size > MAX_PARAMETER_BYTES) missing = `output parameter ${p.name}: ${p.path} is larger than ${MAX_PARAMETER_BYTES} bytes`;
+          else if (existsSync(file) && statSync(file).isFile()) parameters[p.name] = readFileSync(file, 'utf8').trim();
           else if (p.default !== undefined) parameters[p.name] = p.default;
           else if (st.state === 'COMPLETED') missing = `output parameter ${p.name}: ${p.path} does not exist`;
         }
         for (const a of input.outputArtifacts) {
           const src = hostPath(main, layout, a.path);
+          if (existsSync(src) && !readableFor(main, layout, src)) {
+            missing = `output artifact ${a.name}: ${a.path} leads outside the pod's own files`;
+            continue;
+          }
           if (!existsSync(src)) {
             if (!a.optional && st.state === 'COMPLETED') missing = `output artifact ${a.name}: ${a.path} does not exist`;
             continue;
@@ -111,10 +131,11 @@ export class LocalTarget implements ExecutionTarget {
           const dest = join(this.cfg.home, 'argo', 'artifacts', input.artifactPrefix, a.name);
           rmSync(dest, { recursive: true, force: true });
           mkdirSync(dirname(dest), { recursive: true });
-          cpSync(src, dest, { recursive: true });
+          // Links inside the artifact stay links (as written, meaningful in a pod), and never to host files it cannot see.
+          cpSync(src, dest, { recursive: true, verbatimSymlinks: true, filter: (f) => !lstatSync(f).isSymbolicLink() || readableFor(main, layout, f) });
           artifacts[a.name] = dest;
         }
-        if (st.state === 'COMPLETED') {
+        if (st.state === 'COMPLETED' || (missing && / leads outside | larger than /.test(missing))) {
           if (missing) return settle(podDir, { phase: 'Error', exitCode: 0, result, parameters, artifacts, message: missing, target: 'local' });
           return settle(podDir, { phase: 'Succeeded', exitCode: 0, result, parameters, artifacts, target: 'local' });
         }
@@ -164,10 +185,25 @@ export class LocalTarget implements ExecutionTarget {
     return mounts.map((m) => {
       const v = input.volumes?.find((x) => x.name === m.name);
       const kind = v?.kind ?? 'undeclared';
-      if (kind === 'hostPath' && v?.hostPath) return { ...m, hostPath: v.hostPath };
+      if (kind === 'hostPath' && v?.hostPath) return { ...m, hostPath: this.allowedHostPath(m.name, v.hostPath) };
       if (kind !== 'emptyDir') throw unavailable(kind === 'undeclared' ? `volumeMount ${m.name}: no volume of that name in the template or the workflow` : `volume ${m.name}: ${kind} volumes need Kubernetes (emptyDir and hostPath run on this host)`);
       return m;
     });
+  }
+
+  /**
+   * A hostPath volume is a privileged request (Kubernetes leaves it to admission policy): here it must lie
+   * inside one of the worker's hostPathRoots (the temp directory by default), and never overlap Tandem's own
+   * state — TANDEM_HOME, the secret and ConfigMap stores, the memoize caches — whichever root it is in.
+   */
+  private allowedHostPath(name: string, path: string): string {
+    const p = real(path);
+    const roots = (this.cfg.hostPathRoots ?? [tmpdir()]).map(real);
+    const own = [this.cfg.home, this.cfg.secretsDir, this.cfg.configMapsDir, this.cfg.memoDir].filter((d): d is string => d !== undefined).map(real);
+    const clash = own.find((d) => under(p, d) || under(d, p));
+    if (clash !== undefined) throw unavailable(`volume ${name}: hostPath ${path} overlaps this worker's own state (${clash}), which no pod may mount`);
+    if (!roots.some((r) => under(p, r) && p !== r)) throw unavailable(`volume ${name}: hostPath ${path} is outside the directories this worker lets pods mount (${roots.join(', ')})`);
+    return p;
   }
 
   /** The job's command: bwrap for the main container, after the init containers in order when there are any. */
@@ -203,7 +239,7 @@ export class LocalTarget implements ExecutionTarget {
       rmSync(to, { recursive: true, force: true });
       cpSync(a.from, to, { recursive: true });
     } else if (!a.optional) throw unavailable(`input artifact ${a.name}: ${a.from ?? '(no source)'} is not in the local artifact store`);
-    if (a.mode !== undefined && existsSync(to)) {
+    if (a.mode !== undefined && existsSync(to) && !lstatSync(to).isSymbolicLink()) {
       try {
         chmodSync(to, a.mode);
       } catch {
@@ -241,7 +277,12 @@ export class LocalTarget implements ExecutionTarget {
     const out: Record<string, string> = {};
     const dir = this.cfg.secretsDir ?? join(this.cfg.home, 'argo', 'secrets');
     for (const e of input.envFrom ?? []) {
-      const file = join(dir, (e.secret ?? e.configMap)!, e.key);
+      const store = (e.secret ?? e.configMap)!;
+      // A name is one path component: `../other-tenant` never leaves the store.
+      for (const [what, v] of [['name', store], ['key', e.key]] as const) {
+        if (!/^[A-Za-z0-9._-]+$/.test(v) || v === '.' || v === '..') throw failure('InvalidRequest', `${e.secret ? 'secret' : 'configmap'} ${what} ${JSON.stringify(v)} is not a valid Kubernetes name`);
+      }
+      const file = join(dir, store, e.key);
       if (existsSync(file)) out[e.name] = readFileSync(file, 'utf8');
       else if (!e.optional) throw unavailable(`${e.secret ? 'secret' : 'configmap'} ${(e.secret ?? e.configMap)!}/${e.key} is not in the local store (${dir})`);
     }

@@ -1,26 +1,36 @@
-// Every pod the local target runs lives in its own bubblewrap sandbox (Debian's `bubblewrap`,
-// scripts/argo/install.sh), laid out like a container on a node:
+// Every workload Tandem runs on this host — each local Argo pod and each local pipeline job
+// (backends/local-jobs.ts) — lives in its own bubblewrap sandbox (Debian's `bubblewrap`,
+// scripts/argo/install.sh), laid out like a container on a node. The host is NOT visible: the sandbox
+// is built from an allowlist (docs/security.md has the threat model):
 //   - its root filesystem is a directory of its run directory (<home>/argo/pods/<job>/<container>/root),
 //     the writable layer a container has: whatever it writes outside its mounts lands there, never on
-//     the host. The host's own entries are bind-mounted over it read-only (`--ro-bind`), except /tmp,
-//     /proc and /dev, which are the pod's own (its /tmp is a plain directory of its root);
+//     the host. Of the host only SYSTEM_PATHS are bound over it, read-only: the programs and libraries
+//     (/usr, /bin, /sbin, /lib*) and the few /etc files programs need (passwd, hosts, ld.so.cache, ssl,
+//     …), plus the container's `readOnly` extras (a job's program, the Tandem package). Nothing else —
+//     not $HOME, not TANDEM_HOME, not the secret store, not other runs' directories — exists in it;
+//   - /tmp, /proc and /dev are its own: a fresh /tmp directory of its root, a /proc of its own pid
+//     namespace (the worker's processes are not in it), a minimal /dev;
 //   - the paths the pod owns (its working directory, its input and output artifacts and parameters) are
 //     directories or files of that root, so a declared path anywhere (/result.txt, /mnt/out/x.json)
-//     exists; the host directories above them are rebuilt in the root with their other entries bound
-//     read-only, so nothing of the host is hidden or writable;
+//     exists; the visible host directories above them are rebuilt in the root with their other visible
+//     entries bound read-only, so nothing of the allowlist is hidden or writable;
 //   - emptyDir volumes are directories of the pod (<run>/volumes/<name>), bind-mounted at each mount
 //     path, shared by its init and main containers as in a Kubernetes pod; a hostPath volume is the
-//     host's directory, as on a node (the one way a workflow shares files with the host);
-//   - pid, ipc, uts (and user, cgroup where possible) namespaces of its own; the network is the host's,
-//     as before (loopback services stay reachable; nothing is opened that the host does not have);
+//     host's directory, as on a node, within the roots the worker allows (activities/argo/local.ts);
+//     a job's `writable` directories (its run's data and checkpoints, its job directory) are bound at
+//     their host paths;
+//   - pid, ipc, uts, network (and user, cgroup where possible) namespaces of its own: its network is its
+//     own loopback only, so nothing on 127.0.0.1 of the host (the Temporal frontend, the worker's
+//     metrics, model servers) is reachable. `network: 'host'` is a declared capability, given only to
+//     model servers, which the readiness gate must reach on 127.0.0.1;
 //   - resource limits: `resources.limits.memory` is the data segment limit (RLIMIT_DATA: heap and
 //     writable anonymous mappings, what a memory limit means for a process without cgroups), the CPU
 //     limit times the deadline is a CPU-time limit (RLIMIT_CPU), the deadline itself is the walltime
 //     the job backend enforces.
-// No silent fallback: a host where bwrap is missing or cannot create namespaces fails the pod with
+// No silent fallback: a host where bwrap is missing or cannot create namespaces fails the workload with
 // RuntimeUnavailable saying what is missing.
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, symlinkSync, chmodSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, realpathSync, symlinkSync, chmodSync } from 'node:fs';
 import { posix } from 'node:path';
 import { findExecutable } from '../../argo/local-command.js';
 
@@ -45,7 +55,21 @@ export interface SandboxContainer {
   memoryBytes?: number;
   /** RLIMIT_CPU in seconds: SIGXCPU at this, SIGKILL a second later (as the kernel does with soft < hard). */
   cpuSeconds?: number;
+  /** Host paths bound read-only at the same path, beyond SYSTEM_PATHS (a job's program, the Tandem package). */
+  readOnly?: string[];
+  /** Host directories bound writable at the same path (a pipeline job's run directories, its job directory). */
+  writable?: string[];
+  /** Host paths hidden (an empty tmpfs) where they lie inside a `readOnly` extra: TANDEM_HOME inside a checkout. */
+  hide?: string[];
+  /** `host`: the host's network (a declared capability: model servers); its own loopback only by default. */
+  network?: 'none' | 'host';
 }
+
+/** The /etc entries a workload sees: users and groups, name resolution, the dynamic linker, certificates, time zone. */
+const ETC = ['alternatives', 'ca-certificates', 'ca-certificates.conf', 'debian_version', 'group', 'host.conf', 'hostname', 'hosts', 'inputrc', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'localtime', 'mime.types', 'nsswitch.conf', 'os-release', 'passwd', 'profile', 'protocols', 'resolv.conf', 'services', 'ssl', 'timezone', 'bash.bashrc', 'magic'];
+
+/** The host paths every sandbox sees, read-only (those that exist here). Everything else of the host is absent. */
+export const SYSTEM_PATHS: readonly string[] = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', ...ETC.map((e) => `/etc/${e}`)];
 
 /** Where a container's pod paths live on the host. */
 export interface SandboxLayout {
@@ -69,6 +93,11 @@ function mounts(c: SandboxContainer, layout: SandboxLayout): { pod: string; host
   return c.volumeMounts.map((m) => ({ pod: norm(m.mountPath), host: posix.join(m.hostPath ?? posix.join(layout.volumesDir, m.name), m.subPath ?? ''), readOnly: m.readOnly === true })).sort((a, b) => a.pod.length - b.pod.length);
 }
 
+/** The host paths a container sees read-only: the system allowlist and its own extras. */
+function visible(c: SandboxContainer): string[] {
+  return [...SYSTEM_PATHS, ...(c.readOnly ?? []).map(norm)];
+}
+
 /**
  * The host path behind a pod path, for placing inputs and collecting outputs: inside a volume mount,
  * the volume's directory; otherwise the container's root, or the host itself for read-only host content
@@ -84,7 +113,8 @@ export function hostPath(c: SandboxContainer, layout: SandboxLayout, podPath: st
   // A path the pod owns is never host content, even where the host has the same path (an /art directory).
   const owns = c.ownPaths.some((o) => within(p, norm(posix.isAbsolute(o) ? o : posix.join(c.workingDir ?? '/', o))));
   if (owns || existsSync(inRoot) || [...PRIVATE].some((d) => within(p, d))) return inRoot;
-  return existsSync(p) ? p : inRoot;
+  // Host content only where the sandbox shows it (an output artifact naming /etc/os-release), never the rest of the host.
+  return existsSync(p) && visible(c).some((v) => within(p, v)) ? p : inRoot;
 }
 
 /**
@@ -109,11 +139,16 @@ export function sandboxArgs(c: SandboxContainer, layout: SandboxLayout, list: (d
   mkdirSync(tmp, { recursive: true });
   chmodSync(tmp, 0o1777);
   const args = ['--bind', layout.root, '/', '--dev', '/dev', '--proc', '/proc'];
+  const shown = SYSTEM_PATHS;
   const walk = (dir: string) => {
     for (const e of list(dir) ?? []) {
       const p = posix.join(dir, e.name);
       if (PRIVATE.has(p) || owned.has(p) || vols.some((v) => within(p, v.pod) && p !== v.pod)) continue;
-      if (rebuilt.has(p)) {
+      const inside = shown.some((v) => within(p, v));
+      // Neither allowlisted nor above an allowlisted path: absent from the sandbox.
+      if (!inside && !shown.some((v) => within(v, p))) continue;
+      if (rebuilt.has(p) || (!inside && e.symlink === undefined)) {
+        mkdirSync(posix.join(layout.root, p), { recursive: true });
         walk(p);
         continue;
       }
@@ -125,11 +160,19 @@ export function sandboxArgs(c: SandboxContainer, layout: SandboxLayout, list: (d
     }
   };
   walk('/');
+  // Extras at their host paths (their real paths: a symlinked directory is bound as what it points at).
+  for (const p of c.readOnly ?? []) if (existsSync(p)) args.push('--ro-bind', realpathSync(p), norm(p));
+  for (const h of c.hide ?? []) if ((c.readOnly ?? []).some((r) => within(norm(h), norm(r)))) args.push('--tmpfs', norm(h));
+  for (const p of c.writable ?? []) {
+    mkdirSync(p, { recursive: true });
+    args.push('--bind', realpathSync(p), norm(p));
+  }
   for (const v of vols) {
     mkdirSync(v.host, { recursive: true });
     args.push(v.readOnly ? '--ro-bind' : '--bind', v.host, v.pod);
   }
-  args.push('--unshare-all', '--share-net', '--die-with-parent', '--chdir', wd, '--');
+  // No capabilities, even when the worker runs as root: a sandboxed root could otherwise mount over its view or reach devices.
+  args.push('--unshare-all', ...(c.network === 'host' ? ['--share-net'] : []), '--cap-drop', 'ALL', '--die-with-parent', '--chdir', wd, '--');
   const limits = [...(c.memoryBytes !== undefined ? [`--data=${c.memoryBytes}`] : []), ...(c.cpuSeconds !== undefined ? [`--cpu=${c.cpuSeconds}:${c.cpuSeconds + 1}`] : [])];
   if (limits.length) {
     const prlimit = findExecutable('prlimit');
@@ -137,6 +180,29 @@ export function sandboxArgs(c: SandboxContainer, layout: SandboxLayout, list: (d
     args.push(prlimit, ...limits, '--');
   }
   return [...args, ...c.argv];
+}
+
+/**
+ * Whether the worker may read `file` (a host path behind a pod path) on the workload's behalf: its real
+ * path is inside the workload's own root or volumes, or host content the workload sees anyway. A symlink
+ * the workload planted (/tmp/out → <home>/argo/secrets/…) resolves elsewhere and is refused.
+ */
+export function readableFor(c: SandboxContainer, layout: SandboxLayout, file: string): boolean {
+  let real: string;
+  try {
+    real = realpathSync(file);
+  } catch {
+    return false;
+  }
+  const real_ = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return norm(p);
+    }
+  };
+  const own = [layout.root, layout.volumesDir, ...c.volumeMounts.flatMap((m) => (m.hostPath ? [m.hostPath] : [])), ...(c.writable ?? [])].map(real_);
+  return own.some((d) => within(real, d)) || visible(c).some((v) => within(real, real_(v)) || within(real, v));
 }
 
 function isLink(p: string): boolean {
@@ -176,7 +242,7 @@ export function bwrapBinary(): string {
 /** Whether `bwrap` (a path, or undefined when none is installed) can build a sandbox on this host. */
 export function probeSandbox(bwrap: string | undefined): { bwrap: string } | { error: string } {
   if (!bwrap) return { error: 'the local target runs every pod in a bubblewrap sandbox, and bwrap is not installed: run scripts/argo/install.sh (Debian package bubblewrap)' };
-  const r = spawnSync(bwrap, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--unshare-all', '--share-net', '--die-with-parent', '--', 'true'], { encoding: 'utf8', timeout: 10_000 });
+  const r = spawnSync(bwrap, ['--ro-bind', '/usr', '/usr', ...['/bin', '/lib', '/lib64'].flatMap((d) => (existsSync(d) ? ['--ro-bind', d, d] : [])), '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--unshare-all', '--cap-drop', 'ALL', '--die-with-parent', '--', 'true'], { encoding: 'utf8', timeout: 10_000 });
   if (r.status === 0) return { bwrap };
   const why = (r.stderr || r.error?.message || `exit ${String(r.status)}`).trim();
   return {

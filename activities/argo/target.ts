@@ -30,4 +30,6 @@ export interface ArgoActivityConfig {
   slurmFallback?: 'local' | 'fail';
   /** The audit log (default <home>/audit.jsonl). */
   audit?: AuditSettings;
+  /** Host directories hostPath volumes may lie in (never overlapping TANDEM_HOME or the stores); the temp directory by default. */
+  hostPathRoots?: string[];
 }

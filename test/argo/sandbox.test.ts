@@ -108,7 +108,9 @@ spec:
 });
 
 test('a pod writing outside its own directories fails, and the host file is untouched', async () => {
-  const target = `/etc/tandem-sandbox-${randomUUID()}`;
+  // /usr is the host's, read-only; /etc is rebuilt in the pod's root (its writable layer, as in a container).
+  const target = `/usr/lib/tandem-sandbox-${randomUUID()}`;
+  const etc = `/etc/tandem-sandbox-${randomUUID()}`;
   const st = await run(`apiVersion: argoproj.io/v1alpha1
 kind: Workflow
 metadata: {generateName: sandbox-ro-}
@@ -126,7 +128,7 @@ spec:
     container:
       image: alpine
       # Its root, working directory and declared output paths are its own: writable.
-      command: [sh, -c, "echo ok > /result.txt && mkdir -p /scratch && echo s > /scratch/x && echo rel > rel.txt"]
+      command: [sh, -c, "echo ok > /result.txt && mkdir -p /scratch && echo s > /scratch/x && echo rel > rel.txt && echo e > ${etc}"]
     outputs:
       parameters:
       - {name: r, valueFrom: {path: /result.txt}}
@@ -141,6 +143,7 @@ spec:
   expect(node(st, 'own').outputs?.parameters).toEqual({ r: 'ok', rel: 'rel' });
   expect(node(st, 'host').phase).toBe('Failed');
   expect(existsSync(target)).toBe(false);
+  expect(existsSync(etc)).toBe(false);
   expect(existsSync('/scratch/x')).toBe(false);
 });
 

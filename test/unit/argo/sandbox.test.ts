@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { cpuCores, hostPath, memoryBytes, probeSandbox, sandboxArgs, type SandboxContainer } from '../../../activities/argo/sandbox.js';
 import { whyNotRunnable } from '../../../argo/lint/runnable.js';
 
-// A host with /usr, /etc, /bin → usr/bin, /mnt (holding `cdrom`), /tmp and /proc.
-const HOST: Record<string, string[]> = { '/': ['usr', 'etc', 'bin', 'mnt', 'tmp', 'proc'], '/mnt': ['cdrom'] };
+// A host with /usr, /etc (passwd, shadow), /bin → usr/bin, /mnt (holding `cdrom`), /home, /tmp and /proc.
+const HOST: Record<string, string[]> = { '/': ['usr', 'etc', 'bin', 'mnt', 'home', 'tmp', 'proc'], '/mnt': ['cdrom'], '/etc': ['passwd', 'shadow'] };
 const list = (d: string) => HOST[d]?.map((name) => (name === 'bin' ? { name, symlink: 'usr/bin' } : { name }));
 
 function layout() {
@@ -17,12 +17,13 @@ function layout() {
 }
 const pairs = (args: string[], flag: string) => args.flatMap((a, i) => (a === flag ? [`${args[i + 1]}→${args[i + 2]}`] : []));
 
-test('the host is bound read-only, except /tmp and /proc, and the directories above owned paths are rebuilt', () => {
+test('only the system allowlist of the host is bound, read-only; /tmp and /proc are own; the directories above owned paths are rebuilt', () => {
   const l = layout();
   const c: SandboxContainer = { argv: ['/bin/true'], volumeMounts: [{ name: 'v', mountPath: '/mnt/vol' }], ownPaths: ['/mnt/out/total.json', '/result.txt'] };
   const args = sandboxArgs(c, l, list);
   expect(args.slice(0, 3)).toEqual(['--bind', l.root, '/']);
-  expect(pairs(args, '--ro-bind')).toEqual(['/usr→/usr', '/etc→/etc', '/mnt/cdrom→/mnt/cdrom']);
+  // /home, /mnt/cdrom and /etc/shadow are not in the allowlist: absent, not merely read-only.
+  expect(pairs(args, '--ro-bind')).toEqual(['/usr→/usr', '/etc/passwd→/etc/passwd']);
   expect(pairs(args, '--bind')).toEqual([`${l.root}→/`, `${join(l.volumesDir, 'v')}→/mnt/vol`]);
   expect(args).not.toContain('/tmp');
   expect(readlinkSync(join(l.root, 'bin'))).toBe('usr/bin');
@@ -34,6 +35,11 @@ test('the host is bound read-only, except /tmp and /proc, and the directories ab
   // An owned path is the pod's even where the host has the same path (the host's /usr/bin/env here).
   expect(hostPath({ ...c, ownPaths: ['/usr/bin/env'] }, l, '/usr/bin/env')).toBe(join(l.root, 'usr/bin/env'));
   expect(hostPath(c, l, '/usr/bin/env')).toBe('/usr/bin/env');
+  // Host content the sandbox does not show is never read back on the pod's behalf.
+  expect(hostPath(c, l, '/root/.bashrc')).toBe(join(l.root, 'root/.bashrc'));
+  expect(args).toEqual(expect.arrayContaining(['--unshare-all', '--cap-drop', 'ALL']));
+  expect(args).not.toContain('--share-net');
+  expect(sandboxArgs({ ...c, network: 'host' }, layout(), list)).toContain('--share-net');
   expect(hostPath({ ...c, workingDir: '/src' }, l, 'rel.txt')).toBe(join(l.root, 'src/rel.txt'));
 });
 

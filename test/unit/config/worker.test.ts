@@ -56,7 +56,7 @@ describe('defaults', () => {
       sites: undefined,
       quotas: undefined,
       codec: undefined,
-      audit: { file: '/srv/.tandem/audit.jsonl', operator: undefined },
+      audit: { file: '/srv/.tandem/audit.jsonl', operator: undefined, keyFile: '/srv/.tandem/keys/audit.key' },
       observe: { metrics: undefined, metricsHost: '127.0.0.1', logFormat: 'text', logLevel: undefined },
     });
     expect(loadClientConfig({})).toEqual({ address: DEFAULTS.temporalAddress, namespace: DEFAULTS.namespace, taskQueue: DEFAULTS.taskQueue, connection: { address: DEFAULTS.temporalAddress } });

@@ -16,6 +16,7 @@ const EXPECTED: Record<FailureType, 'retryable' | 'non-retryable'> = {
   PlacementBackoff: 'retryable',
   JobNotFound: 'retryable',
   PartitionInUse: 'retryable',
+  AuditUnavailable: 'retryable',
   JobFailed: 'non-retryable',
   InfrastructureFailed: 'non-retryable',
   JobCancelled: 'non-retryable',

@@ -1,0 +1,113 @@
+// Adversarial checks (docs/security.md): a local user without the audit key forges, cuts, rolls back
+// and deletes the log — `verify` fails each time naming the record; a torn tail is quarantined; and a
+// malicious local job (backends/local-jobs.ts, real bubblewrap) tries to read the secret store,
+// TANDEM_HOME, another run's files and the worker's /proc, to write outside its directories and to
+// reach a listening port on the host's 127.0.0.1 — every attempt fails. Homes sit outside /tmp
+// (the sandbox's own /tmp hid the leak before).
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { AuditLog, canonicalJson, loadAuditKey, readAudit, recordHash, verifyAudit } from '../../audit/log.js';
+import { LocalJobBackend } from '../../backends/local-jobs.js';
+
+const base = mkdtempSync(join(process.cwd(), '.security-test-'));
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+let n = 0;
+async function keyedLog(count: number) {
+  const dir = join(base, `log-${++n}`);
+  const file = join(dir, 'audit.jsonl');
+  const key = loadAuditKey(join(dir, 'keys', 'audit.key'), file, true);
+  const log = new AuditLog(file, 'op', key);
+  for (let i = 0; i < count; i++) await log.append({ who: { tenant: 'acme' }, what: 'job.submitted', where: { site: 'local' }, details: { i } });
+  return { file, key, log };
+}
+const messages = (v: ReturnType<typeof verifyAudit>) => v.problems.map((p) => `${p.seq ?? '-'}: ${p.message}`);
+
+test('a record rewritten with every hash and the head recomputed (no key) fails verify at that record', async () => {
+  const { file, key } = await keyedLog(5);
+  expect(verifyAudit(file, key).ok).toBe(true);
+  const records = readAudit(file).records.map((r) => r.record);
+  let prev = records[1]!.hash;
+  for (const r of records.slice(2)) {
+    if (r.seq === 3) r.what = 'nothing.happened';
+    r.prevHash = prev;
+    const rest: Partial<typeof r> = { ...r };
+    delete rest.hash;
+    delete rest.mac;
+    r.hash = recordHash(rest as typeof r);
+    prev = r.hash;
+  }
+  writeFileSync(file, records.map((r) => canonicalJson(r)).join('\n') + '\n');
+  writeFileSync(`${file}.head`, JSON.stringify({ seq: 5, hash: prev }));
+  const v = verifyAudit(file, key);
+  expect(v.ok).toBe(false);
+  expect(messages(v)).toEqual(expect.arrayContaining(['3: record seq 3 was forged or modified: its MAC does not match (written without the key)', expect.stringMatching(/head file .* was forged/)]));
+});
+
+test('cutting records off the end, rolling back to an older copy, and deleting the log all fail verify', async () => {
+  const { file, key, log } = await keyedLog(3);
+  const old = join(base, 'old.jsonl');
+  copyFileSync(file, old);
+  copyFileSync(`${file}.head`, `${old}.head`);
+  for (let i = 0; i < 3; i++) await log.append({ who: {}, what: 'job.cancelled', where: {} });
+  // Cut: the first four records and a head restored from before.
+  writeFileSync(file, readFileSync(file, 'utf8').split('\n').slice(0, 4).join('\n') + '\n');
+  expect(messages(verifyAudit(file, key))).toEqual(expect.arrayContaining([expect.stringMatching(/^4: the log ends at seq 4, but its anchor says seq 6: records seq 5 to 6 were cut off/)]));
+  // Rollback: the older log and its (validly MACed) head.
+  copyFileSync(old, file);
+  copyFileSync(`${old}.head`, `${file}.head`);
+  expect(messages(verifyAudit(file, key))).toEqual([expect.stringMatching(/^3: the log ends at seq 3, but its anchor says seq 6/)]);
+  // Deletion.
+  rmSync(file);
+  rmSync(`${file}.head`);
+  expect(messages(verifyAudit(file, key))).toEqual(expect.arrayContaining([expect.stringMatching(/the log was deleted: its anchor says it held 6 records/)]));
+});
+
+test('a torn last line is quarantined on the next append, which goes on; verify passes and the log says so', async () => {
+  const { file, key, log } = await keyedLog(2);
+  writeFileSync(file, readFileSync(file, 'utf8') + '{"seq":3,"half');
+  await log.append({ who: {}, what: 'job.submitted', where: {} });
+  const records = readAudit(file).records.map((r) => r.record);
+  expect(records.map((r) => r.what)).toEqual(['job.submitted', 'job.submitted', 'audit.tornTail', 'job.submitted']);
+  expect(readFileSync(records[2]!.details!.quarantined as string, 'utf8')).toBe('{"seq":3,"half');
+  expect(verifyAudit(file, key)).toMatchObject({ ok: true, records: 4 });
+});
+
+test('without the key, verify refuses to call anything intact', async () => {
+  const { file } = await keyedLog(1);
+  expect(() => loadAuditKey(join(base, 'nowhere.key'), file, false)).toThrow(/no audit key at .*TANDEM_AUDIT_KEY_FILE/);
+});
+
+test('a malicious local job reads no secret, home, other run or worker /proc, writes nowhere else, reaches no host port', async () => {
+  const home = join(base, 'home');
+  mkdirSync(join(home, 'argo', 'secrets', 'other'), { recursive: true });
+  writeFileSync(join(home, 'argo', 'secrets', 'other', 'password'), 'hunter2', { mode: 0o600 });
+  mkdirSync(join(home, 'runs', 'other', 'data'), { recursive: true });
+  writeFileSync(join(home, 'runs', 'other', 'data', 'private'), 'theirs');
+  const mine = join(home, 'runs', 'mine', 'data');
+  mkdirSync(mine, { recursive: true });
+  const server = createServer((s) => s.end('hello')).listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const port = (server.address() as { port: number }).port;
+  const tries: Record<string, string> = {
+    secret: `cat ${home}/argo/secrets/other/password`,
+    otherRun: `cat ${home}/runs/other/data/private`,
+    home: `ls ${home}/argo`,
+    workerProc: `cat /proc/${process.pid}/environ`,
+    writeUsr: 'echo x > /usr/planted',
+    remount: 'mount -t tmpfs none /usr',
+    port: `exec 3<>/dev/tcp/127.0.0.1/${port}`,
+  };
+  // A write to the home's path lands in the sandbox's own (empty) view of it at most: never on the host.
+  const script = [`echo x > ${home}/planted 2>/dev/null; true`, ...Object.entries(tries).map(([k, c]) => `if (${c}) >/dev/null 2>&1; then echo "ESCAPED ${k}"; else echo "blocked ${k}"; fi`), `echo ok > ${mine}/own && echo wrote-own`].join('\n');
+  const b = new LocalJobBackend(home, Date.now, { isolation: 'sandbox' });
+  await b.submit({ name: 'evil', command: ['/bin/bash', '-c', script], env: {}, resources: { nodes: 1, tasksPerNode: 1, cpusPerTask: 1, gpusPerNode: 0, memoryMB: 64, walltime: '1m' }, walltimeMs: 60_000, sandbox: { writable: [mine] } });
+  for (let st = await b.status('evil'); st.state === 'RUNNING'; st = await b.status('evil')) await new Promise((r) => setTimeout(r, 100));
+  server.close();
+  const out = readFileSync(join(b.jobDir('evil'), 'stdout'), 'utf8').trim().split('\n');
+  expect(out).toEqual([...Object.keys(tries).map((k) => `blocked ${k}`), 'wrote-own']);
+  expect(existsSync(join(home, 'planted'))).toBe(false);
+  expect(readFileSync(join(mine, 'own'), 'utf8')).toBe('ok\n');
+  expect(readdirSync(join(home, 'argo', 'secrets', 'other'))).toEqual(['password']);
+});
