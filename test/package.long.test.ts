@@ -19,6 +19,18 @@ const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as
 const sh = (cmd: string, args: string[], cwd: string, timeout = 240_000) => run(cmd, args, { cwd, timeout, maxBuffer: 64 << 20, env: { ...process.env, NODE_OPTIONS: '' } });
 
 let consumer: string;
+/** What the installed package's plugin worker gave, for the checkout's createTandemWorker to match. */
+let pluginRun: { events: number; counts: Record<string, number> } | undefined;
+// A series by its name and one label pair (whatever its other labels), summed.
+const COUNTED = ['tandem_pipelines_completed_total{pipeline="demo"}', 'tandem_activity_duration_seconds_count{activity="awaitJob",outcome="completed"}', 'tandem_activity_duration_seconds_count{activity="submitJob",outcome="completed"}'];
+const countsIn = (text: string) =>
+  Object.fromEntries(
+    COUNTED.map((k) => {
+      const [name, label] = k.slice(0, -1).split('{') as [string, string];
+      const lines = text.split('\n').filter((l) => l.startsWith(`${name}{`) && l.slice(0, l.lastIndexOf(' ')).includes(label));
+      return [k, lines.reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0)];
+    }),
+  );
 
 beforeAll(async () => {
   await sh('npm', ['run', 'build'], ROOT);
@@ -167,6 +179,8 @@ try {
     // ...and serves Tandem's /metrics while it runs, with the run's counters moved.
     const scraped = JSON.parse(/^METRICS (.*)$/m.exec(stdout)![1]!) as string;
     expect(scraped).toMatch(/^tandem_pipelines_completed_total\{[^}]*pipeline="demo"\} 1$/m);
+    pluginRun = { events: progress.events, counts: countsIn(scraped) };
+    for (const k of COUNTED) expect([k, pluginRun.counts[k]! > 0]).toEqual([k, true]);
     expect(scraped).toMatch(/^tandem_activity_duration_seconds_count\{activity="awaitJob",outcome="completed"\} [1-9]/m);
     // `tandem runs replay <id>` from the bin: the fetched history, no JSON round trip, deterministic.
     const replay = await sh('npx', ['tandem', '--address', address(), 'runs', 'replay', id], consumer);
@@ -181,6 +195,32 @@ try {
     const job = JSON.parse(readFileSync(join(jobs, train, 'job.json'), 'utf8')) as { command: string[] };
     expect(job.command).toEqual([process.execPath, join(consumer, 'node_modules/tandem/dist/programs/train.js')]);
   } finally {
+    const serving = new LocalServingBackend(home);
+    for (const d of serving.list()) await serving.undeploy(d.name);
+  }
+}, 240_000);
+
+test("the same scenario on the checkout's createTandemWorker gives the same progress count (±20%) and the same metric deltas", async () => {
+  expect(pluginRun).toBeDefined();
+  const { startWorker } = await import('./helpers.js');
+  const { registry } = await import('../observe/metrics.js');
+  const { loadPipelineSpec } = await import('../sdk/index.js');
+  const home = tempDir('package-checkout');
+  const w = await startWorker({ taskQueue: uniqueQueue('checkout'), home });
+  try {
+    const before = countsIn(await registry.metrics());
+    const spec = await loadPipelineSpec(join(ROOT, 'templates/examples/demo-pipeline.yaml'));
+    spec.stages.train.stepDelayMs = 3;
+    const handle = await w.tandem.launch(spec, { id: `checkout-${uniqueQueue('demo')}`, tuning: { pollMaxMs: 500, heartbeatTimeoutMs: 5000 } });
+    let events = 0;
+    for await (const e of handle.progress(250)) if (e.type === 'progress') events++;
+    await handle.result();
+    const after = countsIn(await registry.metrics());
+    console.log(`createTandemWorker: ${events} progress events (plugin worker: ${pluginRun!.events})`);
+    expect(Math.abs(events - pluginRun!.events)).toBeLessThanOrEqual(Math.ceil(0.2 * pluginRun!.events));
+    expect(Object.fromEntries(COUNTED.map((k) => [k, after[k]! - before[k]!]))).toEqual(pluginRun!.counts);
+  } finally {
+    await w.stop();
     const serving = new LocalServingBackend(home);
     for (const d of serving.list()) await serving.undeploy(d.name);
   }
