@@ -23,13 +23,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, CustomObjectsApi, KubernetesObjectApi, PatchStrategy, setHeaderOptions, type KubernetesObject, type V1Container, type V1Pod } from '@kubernetes/client-node';
 import { parse, parseAllDocuments } from 'yaml';
 import type { ControlPlane } from '../kubernetes/control-plane.js';
+import { freePort } from '../../workers/dev-server.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Where scripts/argo/build.sh puts the binaries and the module source. */
@@ -168,17 +168,6 @@ export interface Argo {
   controllerLog(): string;
   containerLog(c: ContainerRun): string;
   close(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
