@@ -117,11 +117,14 @@ export async function migrationPhase2(input: PhaseInput): Promise<PhaseResult> {
   try {
     for (let i = input.resumeAt ?? 0; i < steps.length; i++) {
       await condition(() => !paused);
+      // The window starts before the routing changes, so that every job routed by the new share (made
+      // once setRouting has run) is counted, however late this workflow's next task runs. An activity's
+      // input is not compared on replay: recorded histories replay unchanged.
+      const since = Date.now();
       const prev = await acts.setRouting(plan.site, { percent: steps[i]!, policies: [], pools });
       if (undo.length === 0) undo.push({ kind: 'set-routing', percent: prev.percent, policies: prev.policies, ...(prev.pools ? { pools: prev.pools } : {}) });
       percent = steps[i]!;
       note(`routing ${percent}% of new pipelines through Tandem (${plan.tandemPartition}; the rest ${plan.legacyPartition})`);
-      const since = Date.now();
       const end = since + durationMs(plan.phase2.observeFor);
       const breachesOf = (o: PoolObservation) =>
         [

@@ -4,7 +4,7 @@
 // real Temporal dev server.
 import type { WorkflowHandle } from '@temporalio/client';
 import { CoreV1Api, BatchV1Api } from '@kubernetes/client-node';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createMigrationActivities } from '../../activities/migration.js';
 import { MigrationPlanSchema, type MigrationPlanInput } from '../../contract/migration.js';
@@ -141,6 +141,9 @@ describe('staged migration on a Kubernetes site (node labels and taints)', () =>
       // 4 s, then 15 s, window read only at its end was outlasted under CI with other work beside it).
       const h = await site.start(plan({ requireApproval: false, phase2: { steps: [100], observeFor: '10m', checkEvery: '1s' } }));
       await until(h, 'phase 2', (s) => s.state === 'phase2');
+      // Jobs made once the routing is in place are in the window (it opens before setRouting).
+      const routing = join(site.home, 'sites', 'k8s-a', 'routing.json');
+      await waitFor('routing at 100%', () => (existsSync(routing) && (JSON.parse(readFileSync(routing, 'utf8')) as { percent: number }).percent === 100) || undefined, 120_000);
       // Real Jobs in Tandem's pool (selected and tolerating, as Tandem's placement submits them) that fail.
       for (let i = 0; i < 3; i++) {
         await site.batch.createNamespacedJob({
