@@ -104,7 +104,12 @@ export function createActivities(config: ActivityConfig) {
       };
       for (const [k, v] of Object.entries(input.params)) env[`TANDEM_${k.toUpperCase()}`] = String(v);
       const existing = await backend.findByName(input.name);
-      if (existing) return existing;
+      if (existing) {
+        // A retry after the outcome append failed (or the worker died) finds the job by name: its outcome
+        // is recorded now, marked adopted (an auditor sees intent + outcome for every job that runs).
+        await audit({ what: 'job.submitted', where: { site: existing.site, runtime: existing.runtime }, details: { runKey: input.runKey, stage: input.stage, name: existing.name, jobId: existing.jobId, resources: input.resources, adopted: true } });
+        return existing;
+      }
       // Intent first: a log that cannot take it stops the submission before anything runs.
       await audit.intent({ what: 'job.submitted', where: { site: siteOf(backend), runtime: backend.runtime }, details: { runKey: input.runKey, stage: input.stage, name: input.name, resources: input.resources } });
       const ref = await backend.submit({
