@@ -52,7 +52,7 @@ export function formatRunReport(r: RunReport & { runId: string }): string {
 export function formatVerdict(v: ReplayVerdict, name: string): string {
   if (v.failed) return `${name}: replay FAILED — ${v.failed.replace(/\.$/, '')}.\nThis is not a verdict on determinism: fix the history (or the error in the workflow code) and replay again.`;
   if (v.deterministic) return `${name}: deterministic — ${v.events} events of ${v.workflowType} replay on the current code`;
-  return `${name}: NOT deterministic — ${v.explanation}${v.eventId ? ` (event ${v.eventId})` : ''}.\nGuard the change with patched() (see README, "Replay"), or keep the old code path until such runs have closed.`;
+  return `${name}: NOT deterministic — ${v.explanation}${v.eventId ? ` (event ${v.eventId})` : ''}.\nGuard the change with patched() (see docs/testing.md, "Replay of recorded histories"), or keep the old code path until such runs have closed.`;
 }
 
 async function readJson(file: string): Promise<unknown> {
