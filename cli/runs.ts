@@ -85,12 +85,13 @@ export function registerRunsCommands(program: Command, connect: () => Promise<Ta
     .description('runs from Temporal visibility, newest first')
     .option('--status <status>', 'failed | running | completed | cancelled | terminated | timed-out')
     .option('--tenant <tenant>', 'only this tenant')
+    .option('--pipeline <name>', "only this pipeline (the spec's name)")
     .option('--since <when>', 'started within a duration (24h, 7d) or since a date')
     .option('--limit <n>', 'at most this many', '50')
     .option('--json', 'machine-readable output')
-    .action((o: { status?: RunStatusFilter; tenant?: string; since?: string; limit: string; json?: boolean }) =>
+    .action((o: { status?: RunStatusFilter; tenant?: string; pipeline?: string; since?: string; limit: string; json?: boolean }) =>
       withRuns(async (r) => {
-        const list = await r.list({ status: o.status, tenant: o.tenant, since: o.since, limit: Number(o.limit) });
+        const list = await r.list({ status: o.status, tenant: o.tenant, pipeline: o.pipeline, since: o.since, limit: Number(o.limit) });
         console.log(o.json ? JSON.stringify(list, null, 2) : formatRunList(list));
       }),
     );
