@@ -200,12 +200,13 @@ export function createActivities(config: ActivityConfig) {
 
     async awaitReadiness(input: ReadinessInput): Promise<ReadinessResult> {
       const ready = await checkReadiness(input, Context.current());
-      // A ready local revision retires the pipeline's older ones (kept for `tandem deployments rollback`).
+      // A ready local revision: the pipeline's newest gated one serves, the others are retired (kept for
+      // `tandem deployments rollback`).
       if (input.deployment.runtime === 'local') {
         const retired = await serving.retireOthers(input.deployment.name);
-        for (const name of retired) {
+        for (const { name, by } of retired) {
           observeDeployment('local', 'teardown'); // metrics
-          await audit({ what: 'deployment.retired', where: { site: 'local', runtime: 'local' }, details: { name, by: input.deployment.name } });
+          await audit({ what: 'deployment.retired', where: { site: 'local', runtime: 'local' }, details: { name, by } });
         }
       }
       return ready;
