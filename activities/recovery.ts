@@ -180,7 +180,7 @@ export function createRecoveryActivities(config: RecoveryConfig) {
     async chooseSite({ exclude, sites: only, job }: ChooseSiteInput): Promise<ChooseSiteResult> {
       // A misconfiguration is not an outage: fail now rather than wait for a site that cannot appear.
       const configured = [...sites.keys()];
-      if (!configured.length) throw failure('RuntimeUnavailable', 'failover needs Slurm sites, but this worker has none configured (set TANDEM_SITES_FILE; see README, "Failover between Slurm sites")');
+      if (!configured.length) throw failure('RuntimeUnavailable', 'failover needs Slurm sites, but this worker has none configured (set TANDEM_SITES_FILE; see docs/slurm.md, "Failover between Slurm sites")');
       const unknown = (only ?? []).filter((n) => !sites.has(n));
       if (unknown.length) throw failure('RuntimeUnavailable', `failover site${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} not configured on this worker (configured: ${configured.join(', ')})`);
       let order = only?.length ? only : configured;

@@ -19,7 +19,7 @@ import { configureLogger, type LogFormat } from '../observe/log.js';
 import { bindAddress, runtimeOptions } from '../observe/runtime.js';
 import { startMetricsServer, type MetricsServer } from '../observe/server.js';
 
-/** Slurm, when TANDEM_SLURM_API configures it (README, "Training on Slurm"): then `auto` trains there. */
+/** Slurm, when TANDEM_SLURM_API configures it (docs/slurm.md): then `auto` trains there. */
 function configuredBackends(config: WorkerConfig) {
   const slurm = config.slurm ? slurmBackend(config.slurm) : undefined;
   if (slurm) console.log(`tandem: Slurm backend configured (${config.slurm!.api}); runtime auto trains on it`);
