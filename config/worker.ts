@@ -102,6 +102,8 @@ export interface WorkerConfig extends CliConfig, ClusterConfig {
   audit: AuditConfig;
   /** TANDEM_METRICS_*, TANDEM_LOG_*: the /metrics endpoint and the log format (observe/). */
   observe: ObserveConfig;
+  /** TANDEM_WORKER_*: how much work the worker takes at once (its slots and workflow cache). */
+  slots: WorkerSlots;
 }
 
 export interface ToolConfig {
@@ -240,6 +242,7 @@ const workerShape = {
   ...codecShape(),
   ...auditShape(),
   ...observeShape(),
+  ...slotsShape(),
 };
 
 const toolShape = { TEMPORAL_CLI: optional(existingFile(true)), XDG_CACHE_HOME: optional(text) };
@@ -469,6 +472,7 @@ export function loadWorkerConfig(env: Env = process.env, opts: LoadOptions = {})
       codec: codecKeys(v, env, issue),
       audit: auditConfig(v, opts),
       observe: observeConfig(v, env, issue),
+      slots: slotsConfig(v),
     };
   });
   return out;
@@ -582,6 +586,35 @@ export function loadCodecServerConfig(env: Env = process.env): CodecServerConfig
 
 /** The Web UI of `tandem dev` / `temporal server start-dev` (port 8233). */
 const DEFAULTS_CODEC_ORIGINS = [`http://localhost:${DEFAULTS.devUiPort}`, `http://127.0.0.1:${DEFAULTS.devUiPort}`];
+
+// ---- worker slots (workers/worker.ts) --------------------------------------------------------------
+// How much work one worker takes at once, so that it refuses more (the server keeps the tasks queued for
+// another worker or for later) rather than run out of memory: TANDEM_WORKER_MAX_ACTIVITIES activity
+// executions (Temporal's default 100), TANDEM_WORKER_MAX_WORKFLOW_TASKS workflow tasks (default 40),
+// TANDEM_WORKER_MAX_CACHED_WORKFLOWS workflows kept in memory between their tasks (default
+// DEFAULTS.workerMaxCachedWorkflows; one beyond it is evicted and replayed from its history when its next
+// task comes). docs/scale.md has the memory each costs.
+
+function slotsShape() {
+  const count = z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(2, 'must be at least 2').max(100_000, 'must be at most 100000'));
+  return {
+    TANDEM_WORKER_MAX_ACTIVITIES: optional(count),
+    TANDEM_WORKER_MAX_WORKFLOW_TASKS: optional(count),
+    TANDEM_WORKER_MAX_CACHED_WORKFLOWS: optional(count),
+  };
+}
+
+export interface WorkerSlots {
+  maxActivities: number;
+  maxWorkflowTasks: number;
+  maxCachedWorkflows: number;
+}
+
+function slotsConfig(v: Partial<Parsed<ReturnType<typeof slotsShape>>>): WorkerSlots {
+  const maxCachedWorkflows = v.TANDEM_WORKER_MAX_CACHED_WORKFLOWS ?? DEFAULTS.workerMaxCachedWorkflows;
+  // Temporal refuses more concurrent workflow tasks than cached workflows.
+  return { maxActivities: v.TANDEM_WORKER_MAX_ACTIVITIES ?? DEFAULTS.workerMaxActivities, maxWorkflowTasks: Math.min(v.TANDEM_WORKER_MAX_WORKFLOW_TASKS ?? DEFAULTS.workerMaxWorkflowTasks, maxCachedWorkflows), maxCachedWorkflows };
+}
 
 // ---- audit log (audit/) ----------------------------------------------------------------------------
 // TANDEM_AUDIT_LOG: the hash-chained JSONL file every external side effect is appended to (default

@@ -1,6 +1,6 @@
 // The pipeline's activity option profiles, one per kind of call. Timeouts and retries decide how
 // long a dead worker holds a stage up and what counts as a job failure, so they live together.
-import type { ActivityOptions } from '@temporalio/common';
+import type { ActivityOptions, LocalActivityOptions } from '@temporalio/common';
 import type { createActivities } from '../../activities/index.js';
 import type { KubernetesActivities } from '../../activities/kubernetes.js';
 import type { PlacementActivities } from '../../activities/placement.js';
@@ -17,6 +17,15 @@ const UNTIL_IT_ENDS = { initialInterval: '1s', maximumInterval: '30s', nonRetrya
 
 /** Submit, cancel, place, admit, catalogue: quick calls to a scheduler, ledger or file system. */
 export function shortIo(): ActivityOptions {
+  return { startToCloseTimeout: '2m', retry: OBSERVATION_RETRY };
+}
+
+/**
+ * Short bookkeeping run as local activities on the workflow's own worker (since PATCHES.leanHistory):
+ * reading a site's migration routing, admitting a stage to its quota ledger. No task of their own on the
+ * server, so no three activity events and no workflow task around each; the same retries.
+ */
+export function localBookkeeping(): LocalActivityOptions {
   return { startToCloseTimeout: '2m', retry: OBSERVATION_RETRY };
 }
 
