@@ -267,41 +267,45 @@ function printTable(rows: string[][]): void {
 
 /**
  * Bounded memory: `concurrent` pipelines started at once whose train watches never end (the workers'
- * no-op backends block them), so every one is running; the two workers' RSS is sampled until all
- * have reached training (or a time limit), then they are cancelled.
+ * no-op backends heartbeat them until cancelled), so every one is running at once; the two workers' RSS
+ * is sampled until all are training (visibility: TandemStage = 'train'), then they are terminated. Each
+ * worker runs at most its activity slots of watches (TANDEM_WORKER_MAX_ACTIVITIES); the other watches
+ * wait on the server, scheduled, for a free slot.
  */
 async function memory(client: Client, spec: Spec, pids: number[], rssMb: (pid: number) => number): Promise<void> {
   const rss = () => pids.map(rssMb);
   const idle = rss();
-  const ids = Array.from({ length: concurrent }, (_, i) => `memory-${i}`);
   const peak = pids.map(() => 0);
   const sample = () => rss().forEach((v, i) => (peak[i] = Math.max(peak[i]!, v)));
   const timer = setInterval(sample, 250);
   const t0 = performance.now();
+  const ids = Array.from({ length: concurrent }, (_, i) => `memory-${i}`);
   const handles: WorkflowHandle[] = [];
   for (let i = 0; i < ids.length; i += 100) handles.push(...(await Promise.all(ids.slice(i, i + 100).map((workflowId) => client.workflow.start('hybridPipeline', { taskQueue: QUEUE, workflowId, args: [{ spec }] })))));
-  // Running: every pipeline's train watch is under way (or has been handed to no worker yet because both are full).
   let training = 0;
-  let scheduledWatches = 0;
   const limitMs = 15 * 60_000;
   while (performance.now() - t0 < limitMs) {
     await new Promise((r) => setTimeout(r, 5000));
-    const stages = await Promise.all(handles.map((h) => h.query<{ stage?: string }>('status').then((s) => s.stage, () => undefined)));
-    training = stages.filter((s) => s === 'train').length;
-    const desc = await Promise.all(handles.filter((_, i) => stages[i] === 'train').slice(0, 50).map((h) => h.describe()));
-    scheduledWatches = desc.filter((d) => (d.raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'awaitJob')).length;
+    training = (await client.workflow.count(`WorkflowType = 'hybridPipeline' AND ExecutionStatus = 'Running' AND TandemStage = 'train'`)).count;
     process.stderr.write(`  ${((performance.now() - t0) / 1000).toFixed(0)} s: ${training}/${concurrent} pipelines training; worker RSS ${rss().map((v) => v.toFixed(0)).join(' + ')} MB\n`);
-    if (training === concurrent) break;
+    if (training >= concurrent) break;
   }
+  // Settle: every watch either runs on a worker (started, heartbeating) or waits on the server (scheduled).
+  await new Promise((r) => setTimeout(r, 10_000));
   sample();
   clearInterval(timer);
   const settled = rss();
-  // Every running watch holds one activity slot; the rest wait on the server for a free one.
-  const counts = await client.workflowService.describeTaskQueue({ namespace: client.options.namespace, taskQueue: { name: QUEUE }, taskQueueType: 2 /* TASK_QUEUE_TYPE_ACTIVITY */ }).then((d) => d.pollers?.length ?? 0, () => 0);
+  const watches = { started: 0, scheduled: 0 };
+  for (let i = 0; i < handles.length; i += 50) {
+    for (const d of await Promise.all(handles.slice(i, i + 50).map((h) => h.describe()))) {
+      const w = (d.raw.pendingActivities ?? []).find((a) => a.activityType?.name === 'awaitJob');
+      if (w) watches[w.state === 2 ? 'started' : 'scheduled']++; // PENDING_ACTIVITY_STATE_STARTED
+    }
+  }
   for (let i = 0; i < handles.length; i += 100) await Promise.all(handles.slice(i, i + 100).map((h) => h.terminate('bench:scale memory run done').catch(() => undefined)));
   printTable([
-    ['pipelines running', 'training', 'worker', 'RSS idle MB', 'RSS peak MB', 'RSS at the end MB'],
-    ...pids.map((_, i) => [String(concurrent), String(training), `process ${i + 1}`, idle[i]!.toFixed(0), peak[i]!.toFixed(0), settled[i]!.toFixed(0)]),
+    ['pipelines running', 'worker', 'RSS idle MB', 'RSS peak MB', 'RSS all running MB'],
+    ...pids.map((_, i) => [String(concurrent), `process ${i + 1}`, idle[i]!.toFixed(0), peak[i]!.toFixed(0), settled[i]!.toFixed(0)]),
   ]);
-  console.log(`\n${training}/${concurrent} pipelines reached training in ${((performance.now() - t0) / 1000).toFixed(0)} s; ${scheduledWatches} of a sample of 50 had their watch pending; ${counts} activity pollers`);
+  console.log(`\n${training}/${concurrent} pipelines training after ${((performance.now() - t0) / 1000).toFixed(0)} s; train watches running on the workers ${watches.started}, waiting on the server for a slot ${watches.scheduled}`);
 }

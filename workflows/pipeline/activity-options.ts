@@ -15,9 +15,16 @@ export const OBSERVATION_RETRY = { initialInterval: '1s', backoffCoefficient: 2,
 /** Unlimited: a job or rollout is watched until it ends, however many workers that takes. */
 const UNTIL_IT_ENDS = { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: NON_RETRYABLE_TYPES } as const;
 
+/**
+ * How soon a short call that no worker is running is retried. The worker heartbeats it while it runs
+ * (workers/keepalive.ts), so only a task that was lost between server and worker (its dispatch answered
+ * while the server was overloaded) waits this long, instead of its whole start-to-close timeout.
+ */
+export const SHORT_CALL_HEARTBEAT_TIMEOUT = '20s';
+
 /** Submit, cancel, place, admit, catalogue: quick calls to a scheduler, ledger or file system. */
 export function shortIo(): ActivityOptions {
-  return { startToCloseTimeout: '2m', retry: OBSERVATION_RETRY };
+  return { startToCloseTimeout: '2m', heartbeatTimeout: SHORT_CALL_HEARTBEAT_TIMEOUT, retry: OBSERVATION_RETRY };
 }
 
 /**
@@ -44,7 +51,7 @@ export function staging(heartbeatTimeoutMs: number): ActivityOptions {
 export function deployCall(maxAttempts: number): ActivityOptions {
   // It takes seconds; the timeout is how long a worker that died mid-call holds the stage up
   // before another worker retries it.
-  return { startToCloseTimeout: '1m', retry: { ...OBSERVATION_RETRY, maximumAttempts: maxAttempts } };
+  return { startToCloseTimeout: '1m', heartbeatTimeout: SHORT_CALL_HEARTBEAT_TIMEOUT, retry: { ...OBSERVATION_RETRY, maximumAttempts: maxAttempts } };
 }
 
 /** The readiness gate: health, model listing and a smoke completion, within the spec's timeout. */
