@@ -512,6 +512,7 @@ function codecShape() {
     TANDEM_CODEC_KEYS_FILE: optional(existingFile()),
     TANDEM_CODEC_KEY: optional(z.string()),
     TANDEM_CODEC_KEY_ID: optional(z.string()),
+    TANDEM_CODEC_PLAINTEXT: optional(z.enum(['refuse', 'accept'], 'must be refuse (the default: a keyed worker fails runs whose input is not encrypted with its keys) or accept')),
   };
 }
 
@@ -572,7 +573,7 @@ function codecKeys(v: CodecVars, env: Env, issue: (i: ConfigIssue) => void): Cod
       else keys.push(...keys.splice(keys.indexOf(same), 1)); // the same key: it is the newest
     }
   }
-  return keys.length ? { keys } : undefined;
+  return keys.length ? { keys, ...(v.TANDEM_CODEC_PLAINTEXT === 'accept' ? { acceptPlaintext: true } : {}) } : undefined;
 }
 
 /** The codec keys alone: the SDK's client, `tandem runs replay` and anything else that reads payloads. */
