@@ -9,6 +9,7 @@
 // This file is the run itself: workflow-level locks, the entrypoint, the deadline, the exit handler.
 import { CancellationScope, isCancellation, patched, setHandler, sleep } from '@temporalio/workflow';
 import { failure } from '../../contract/failures.js';
+import { refuseUnreadableInput } from '../../contract/refused-payload.js';
 import { substituteDeep } from '../../argo/lang/tags.js';
 import type { ArgoRunInput, ArgoStatus, Json } from '../../argo/lang/types.js';
 import { ARGO_PATCHES, argoStopSignal } from './api.js';
@@ -21,6 +22,7 @@ import { holderKey, syncLocks, type LockRef } from './sync.js';
 import { runTemplate } from './template.js';
 
 export async function argoWorkflow(input: ArgoRunInput): Promise<ArgoStatus> {
+  refuseUnreadableInput(input, 'argoWorkflow'); // contract/refused-payload.ts
   const { spec } = input;
   const ctx = createContext(input, runTemplate);
   const { status, global } = ctx;
