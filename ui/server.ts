@@ -136,6 +136,18 @@ export async function startUiServer(opts: UiOptions): Promise<UiServer> {
       const tenant = url.searchParams.get('tenant') || undefined;
       if (s !== undefined && !Object.hasOwn(RUN_STATUSES, s)) return send(res, 400, errorPage(400, `status must be one of ${Object.keys(RUN_STATUSES).join(', ')}`), undefined, cookie);
       const list = await runs.list({ status: s as RunStatusFilter | undefined, tenant, limit: 200 });
+      // A completed Argo run shows Argo's phase (as `tandem argo list` does): its result says whether the
+      // Argo workflow Succeeded, Failed or Errored. Read from the result, which needs no worker.
+      const argo = opts.argo;
+      if (argo) {
+        await Promise.all(
+          list.map(async (r) => {
+            if (r.type !== 'argoWorkflow' || !/^completed$/i.test(r.status)) return;
+            const final = await withTimeout(argo.wait(r.id), queryTimeoutMs, 'the run result').catch(() => undefined);
+            if (final?.phase) r.status = final.phase;
+          }),
+        );
+      }
       return send(res, 200, runsPage(list, { status: s as RunStatusFilter | undefined, tenant }, ctx), undefined, cookie);
     }
     if (parts[0] === 'runs' && parts.length === 2) {
