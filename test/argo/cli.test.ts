@@ -80,7 +80,6 @@ test('argo submit --watch prints the node tree with phases; -p reaches the workf
     expect(noted.err.split('\n').filter(Boolean)).toEqual([
       expect.stringMatching(/^note: spec\.ttlStrategy is not applied/),
       expect.stringMatching(/^note: spec\.podGC is not applied/),
-      'note: lifecycle hook spec.hooks.running will not run: only exit hooks run here',
       expect.stringMatching(/^note: spec\.archiveLogs is not applied/),
     ]);
     expect(noted.out).toMatch(/^Status: {14}Succeeded$/m);
