@@ -41,6 +41,14 @@ export const TUNING_DEFAULTS = {
   failover: { graceMs: DEFAULT_GRACE_MS, maxFailovers: 3, waitIntervalMs: 30_000, maxWaitMs: 30 * 60_000 },
 } as const;
 
+/**
+ * How the Argo interpreter stays within Temporal's limits at any size (docs/argo-scale.md): at most
+ * `maxActivitiesInFlight` activities in flight per workflow; a workflow runs about `sliceNodes` leaf
+ * nodes itself and hands larger loops and composite calls to child workflows, at most `sliceFanOut`
+ * children per loop (a child with more items splits them again).
+ */
+export const ARGO_SCALE_DEFAULTS = { maxActivitiesInFlight: 500, sliceNodes: 1000, sliceFanOut: 100 } as const;
+
 export interface CompiledFailover extends Required<Omit<FailoverTuning, 'sites'>> {
   sites?: string[];
 }

@@ -31,11 +31,31 @@ export interface Enclosing {
  * when failFast kept it (every item of it) from starting.
  */
 export async function runCall(ctx: RunContext, step: Json, scope: Scope, parentId: string, parentName: string, parallel?: Semaphore, enclosing: Enclosing = {}): Promise<NodeResult | undefined> {
-  const { gate } = enclosing;
   const stepName = String(step.name);
   const items = expandItems(step, scope);
   const callee = resolveCallee(step, ctx.templates);
-  const one = async (s: Scope, display: string, parent: string): Promise<NodeResult | undefined> => {
+  const one = callRunner(ctx, step, callee, parentName, parallel, enclosing);
+  if (items === undefined) return one(scope, stepName, parentId);
+  // A loop: a group node whose children are the items, run in parallel (bounded by parallelism).
+  const group = ctx.nodes.add({ name: `${parentName}.${stepName}`, displayName: stepName, type: 'TaskGroup', parentId, templateName: String(callee.name) });
+  const inline = () => Promise.all(items.map((item, i) => one(itemScope(scope, item), `${stepName}(${i}:${itemLabel(item)})`, group.id)));
+  // A large loop may run in child workflows instead (workflows/argo/fanout.ts); inline it is this same promise.
+  const all = await (ctx.fanOut ? ctx.fanOut.loop({ step, callee, scope, items, parentName, groupId: group.id, parallel, enclosing }, inline) : inline());
+  const results = all.filter((r): r is NodeResult => r !== undefined);
+  const outcome = loopOutcome(results);
+  const res: LoopResult = finish(group, outcome.phase, outcome.message, outcome.outputs);
+  res.children = results.map((r): Phase => r.phase);
+  if (ctx.patched('loopOutputs')) res.itemParameters = outcome.itemParameters;
+  return res;
+}
+
+/** One call of a step or task (a loop runs it once per item): `when`, arguments, parallelism, its exit hook. */
+export type ItemRunner = (s: Scope, display: string, parent: string) => Promise<NodeResult | undefined>;
+
+export function callRunner(ctx: RunContext, step: Json, callee: Json, parentName: string, parallel?: Semaphore, enclosing: Enclosing = {}): ItemRunner {
+  const { gate } = enclosing;
+  const stepName = String(step.name);
+  return async (s: Scope, display: string, parent: string): Promise<NodeResult | undefined> => {
     if (step.when !== undefined) {
       const when = substitute(String(step.when), s);
       let ok: boolean;
@@ -54,7 +74,7 @@ export async function runCall(ctx: RunContext, step: Json, scope: Scope, parentI
     const call: Call = { template: callee, args, name: `${parentName}.${display}`, displayName: display, parentId: parent, ...(enclosing.daemons ? { daemons: enclosing.daemons } : {}) };
     // failFast is checked once the call holds its parallelism slot: that is when Argo would start it.
     // Not async: an extra tick here would reorder the commands of parallel branches.
-    const run = (): Promise<NodeResult | undefined> => (gate?.tripped ? Promise.resolve(undefined) : ctx.runTemplate(call));
+    const run = (): Promise<NodeResult | undefined> => (gate?.tripped ? Promise.resolve(undefined) : ctx.fanOut ? ctx.fanOut.call(call, parentName, enclosing) : ctx.runTemplate(call));
     const r = await (parallel ? parallel.run(run) : run());
     if (!r) return undefined;
     if (gate && failed(r.phase)) gate.tripped = true;
@@ -69,14 +89,11 @@ export async function runCall(ctx: RunContext, step: Json, scope: Scope, parentI
     }
     return r;
   };
-  if (items === undefined) return one(scope, stepName, parentId);
-  // A loop: a group node whose children are the items, run in parallel (bounded by parallelism).
-  const group = ctx.nodes.add({ name: `${parentName}.${stepName}`, displayName: stepName, type: 'TaskGroup', parentId, templateName: String(callee.name) });
-  const all = await Promise.all(items.map((item, i) => one(itemScope(scope, item), `${stepName}(${i}:${itemLabel(item)})`, group.id)));
-  const results = all.filter((r): r is NodeResult => r !== undefined);
-  const outcome = loopOutcome(results);
-  const res: LoopResult = finish(group, outcome.phase, outcome.message, outcome.outputs);
-  res.children = results.map((r): Phase => r.phase);
-  if (ctx.patched('loopOutputs')) res.itemParameters = outcome.itemParameters;
-  return res;
+}
+
+/** A slice of a loop's items, `offset` the first one's index, as a child workflow runs it (fanout.ts). */
+export function runItems(ctx: RunContext, step: Json, scope: Scope, items: unknown[], offset: number, parentName: string, groupId: string, parallel?: Semaphore): Promise<(NodeResult | undefined)[]> {
+  const one = callRunner(ctx, step, resolveCallee(step, ctx.templates), parentName, parallel);
+  const stepName = String(step.name);
+  return Promise.all(items.map((item, j) => one(itemScope(scope, item), `${stepName}(${offset + j}:${itemLabel(item)})`, groupId)));
 }
