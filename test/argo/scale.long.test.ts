@@ -59,8 +59,8 @@ spec:
   expect(st.phase).toBe('Succeeded');
   expect(st.slices!.length).toBeGreaterThan(7); // 25 items in slices of 4 and the rows DAG's children
   const r = results(st);
-  for (let i = 0; i < 25; i++) expect(r.get(`${st.name}.loop(${i}:${i})`)).toBe(`n${i}`);
-  for (const [x, xi] of [['a', 0], ['b', 1], ['c', 2]] as const) for (let j = 0; j < 3; j++) expect(r.get(`${st.name}.grid.r(${xi}:${x}).c(${j}:${j})`)).toBe(`${x}${j}`);
+  for (let i = 0; i < 25; i++) expect(r.get(`${st.name}[0].loop(${i}:${i})`)).toBe(`n${i}`);
+  for (const [x, xi] of [['a', 0], ['b', 1], ['c', 2]] as const) for (let j = 0; j < 3; j++) expect(r.get(`${st.name}[1].grid.r(${xi}:${x}).c(${j}:${j})`)).toBe(`${x}${j}`);
   const last = pods(st).find((n) => n.displayName === 'last')!;
   // The loop's aggregate in item order (the shell's echo drops its quotes) and the child's global output.
   expect(last.outputs?.result).toBe(`[${Array.from({ length: 25 }, (_, i) => `n${i}`).join(',')}]|G`);
@@ -95,7 +95,7 @@ spec:
 `);
   expect(st.phase).toBe('Succeeded');
   const r = results(st);
-  for (let i = 0; i < n; i++) expect(r.get(`${st.name}.loop(${i}:${i})`)).toBe(String(i));
+  for (let i = 0; i < n; i++) expect(r.get(`${st.name}[0].loop(${i}:${i})`)).toBe(String(i));
   expect(pods(st).find((p) => p.displayName === 'sum')?.outputs?.result?.trim()).toBe(String(n - 1));
   expect(st.slices!.length).toBeGreaterThanOrEqual(5);
 }, 900_000);
