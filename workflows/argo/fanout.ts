@@ -94,9 +94,16 @@ class Slicer implements FanOut {
     const jobs: Extract<SliceJob, { kind: 'loop' }>[] = [];
     for (let i = 0; i < job.items.length; i += size) jobs.push({ ...job, items: job.items.slice(i, i + size), offset: job.offset + i });
     const prefix = `${job.parentName}.${String(job.step.name)}(`;
-    const out: (NodeResult | undefined)[][] = [];
-    if (job.sequential) for (const j of jobs) out.push(await this.start(j, prefix));
-    else out.push(...(await Promise.all(jobs.map((j) => this.start(j, prefix)))));
+    // At most childrenAtOnce children at a time (one, under a parallelism limit), started in item order.
+    const out: (NodeResult | undefined)[][] = new Array(jobs.length);
+    let next = 0;
+    const lane = async () => {
+      while (next < jobs.length) {
+        const i = next++;
+        out[i] = await this.start(jobs[i]!, prefix);
+      }
+    };
+    await Promise.all(Array.from({ length: job.sequential ? 1 : Math.min(ARGO_SCALE_DEFAULTS.childrenAtOnce, jobs.length) }, lane));
     return out.flat();
   }
 
