@@ -114,9 +114,23 @@ export function callRunner(ctx: RunContext, step: Json, callee: Json, parentName
   };
 }
 
-/** A slice of a loop's items, `offset` the first one's index, as a child workflow runs it (fanout.ts). */
-export function runItems(ctx: RunContext, step: Json, scope: Scope, items: unknown[], offset: number, parentName: string, groupId: string, parallel?: Semaphore): Promise<(NodeResult | undefined)[]> {
+/**
+ * A slice of a loop's items, `offset` the first one's index, as a child workflow runs it (fanout.ts):
+ * at most `window` items started at once, the next as one ends, so that no workflow task does more than
+ * a window's worth of work however long the slice (a workflow task is cut off after 5 s of wall time,
+ * which a loaded worker reaches with a few hundred items at once).
+ */
+export async function runItems(ctx: RunContext, step: Json, scope: Scope, items: unknown[], offset: number, parentName: string, groupId: string, parallel?: Semaphore, window = 50): Promise<(NodeResult | undefined)[]> {
   const one = callRunner(ctx, step, resolveCallee(step, ctx.templates), parentName, parallel);
   const stepName = String(step.name);
-  return Promise.all(items.map((item, j) => one(itemScope(scope, item), `${stepName}(${offset + j}:${itemLabel(item)})`, groupId)));
+  const out: (NodeResult | undefined)[] = new Array(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const j = next++;
+      out[j] = await one(itemScope(scope, items[j]), `${stepName}(${offset + j}:${itemLabel(items[j])})`, groupId);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(Math.max(1, window), items.length) }, lane));
+  return out;
 }
