@@ -125,7 +125,9 @@ try {
       void describeExecution;
       const ran = Object.values(st.nodes).filter((n) => n.type === 'Pod' && n.phase === 'Succeeded').length;
       rows.push({ c, pods, wallS, phase: ran === pods ? st.phase : `${st.phase} (${ran}/${pods} pods)`, workflows: ids.length, maxEvents, maxBytes, rssMB: peak / 2 ** 20, nodes: Object.keys(st.nodes).length });
-      console.log(`${c}: ${st.phase} in ${wallS.toFixed(1)} s`);
+      // Each row as it is measured, so that a run cut short still reports what it finished.
+      const r = rows[rows.length - 1]!;
+      console.log(`${c}: ${r.phase} in ${wallS.toFixed(1)} s, ${(pods / wallS).toFixed(1)} pods/s, ${r.workflows} workflows, max ${r.maxEvents} events / ${(r.maxBytes / 1e6).toFixed(2)} MB, worker RSS ${r.rssMB.toFixed(0)} MB`);
     } finally {
       await client.close();
       worker.kill('SIGTERM');
