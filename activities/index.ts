@@ -23,6 +23,8 @@ import type { RecoverySite } from './recovery.js';
 import type { AwaitJobInput, CatalogEntry, CatalogInput, DeployInput, Deployment, ReadinessInput, ReadinessResult, SubmitJobInput } from './types.js';
 import { DEFAULTS, TUNING_DEFAULTS } from '../config/defaults.js';
 import { jobWatch, observeCatalogued, observeDeployment } from '../observe/activity-metrics.js';
+import { trainingWatch } from '../observe/in-flight.js';
+import { stageOfJobName } from '../observe/metrics.js';
 import { activityAuditor, defaultAuditSettings, type AuditSettings } from './audit.js';
 import { stateLog, type ObservedState } from './observed-states.js';
 import type { TenantPolicy } from '../contract/tenant-policy.js';
@@ -142,36 +144,46 @@ export function createActivities(config: ActivityConfig) {
     },
 
     /** Polls until the job ends, heartbeating its state; a retried attempt re-attaches to the same job. */
-    async awaitJob({ ref, pollMaxMs = TUNING_DEFAULTS.pollMaxMs }: AwaitJobInput): Promise<JobStatus & { observed?: ObservedState[] }> {
+    async awaitJob({ ref, pollMaxMs = TUNING_DEFAULTS.pollMaxMs, run }: AwaitJobInput): Promise<JobStatus & { observed?: ObservedState[] }> {
       const ctx = Context.current();
       const backend = backendOf(ref);
       if (ctx.info.attempt > 1) ctx.log.info('re-attaching to job after a worker or observation failure', { jobId: ref.jobId, attempt: ctx.info.attempt });
       const backoff = new PollBackoff({ initialMs: pollInitialMs, maxMs: pollMaxMs, fastMs: DEFAULTS.runningPollMs });
       const seen = jobWatch(ref, { lastState: (ctx.info.heartbeatDetails as { state?: string } | undefined)?.state, scheduledAtMs: ctx.info.scheduledTimestampMs }); // metrics
       const observed = stateLog((ctx.info.heartbeatDetails as { observed?: unknown } | undefined)?.observed); // for the UI's Gantt
-      let runningSeen = false;
-      for (;;) {
-        let st: JobStatus | undefined;
-        try {
-          st = await backend.status(ref.jobId);
-          seen.observe(st.state);
-          observed.note(st.state);
-        } catch (e) {
-          // Could not observe: never a job failure. Keep watching with backoff.
-          ctx.log.warn('job status unavailable', { jobId: ref.jobId, error: (e as Error).message });
+      // The running job's step and loss as gauges (runs that pass who they are; the stage from the job's name otherwise).
+      const training = trainingWatch({ tenant: run?.tenant, pipeline: run?.pipeline, stage: run?.stage ?? stageOfJobName(ref.name), site: ref.site, runtime: ref.runtime });
+      try {
+        return await watchLoop();
+      } finally {
+        training.end();
+      }
+      async function watchLoop(): Promise<JobStatus & { observed?: ObservedState[] }> {
+        let runningSeen = false;
+        for (;;) {
+          let st: JobStatus | undefined;
+          try {
+            st = await backend.status(ref.jobId);
+            seen.observe(st.state);
+            observed.note(st.state);
+            training.progress(st.progress);
+          } catch (e) {
+            // Could not observe: never a job failure. Keep watching with backoff.
+            ctx.log.warn('job status unavailable', { jobId: ref.jobId, error: (e as Error).message });
+          }
+          const details = st ? { state: st.state, progress: st.progress, observed: observed.list } : { state: 'UNKNOWN', observed: observed.list };
+          ctx.heartbeat(details);
+          if (st?.state === 'RUNNING' && !runningSeen) {
+            runningSeen = true;
+            placementState.changed(); // started: where it runs, the sources say
+          }
+          if (st && classifyJobState(st.state) !== 'active') {
+            placementState.finished(ref.name); // ended: off the kept state now (a job it never kept marks the sources for a read)
+            return { ...st, observed: observed.list };
+          }
+          // Progress stays fresh while the job runs; the pause heartbeats on its own schedule however long it is.
+          await pollPause(ctx, backoff.pause(st?.state === 'RUNNING'), ref.jobId, details);
         }
-        const details = st ? { state: st.state, progress: st.progress, observed: observed.list } : { state: 'UNKNOWN', observed: observed.list };
-        ctx.heartbeat(details);
-        if (st?.state === 'RUNNING' && !runningSeen) {
-          runningSeen = true;
-          placementState.changed(); // started: where it runs, the sources say
-        }
-        if (st && classifyJobState(st.state) !== 'active') {
-          placementState.finished(ref.name); // ended: off the kept state now (a job it never kept marks the sources for a read)
-          return { ...st, observed: observed.list };
-        }
-        // Progress stays fresh while the job runs; the pause heartbeats on its own schedule however long it is.
-        await pollPause(ctx, backoff.pause(st?.state === 'RUNNING'), ref.jobId, details);
       }
     },
 

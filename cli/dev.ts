@@ -135,7 +135,7 @@ export async function runDev(o: { port: number; uiPort: number; state: string; k
     if (recoverySites.length) console.log(`tandem: failover sites ${recoverySites.map((s) => s.name).join(', ')} (TANDEM_SITES_FILE); use \`tandem run --failover\``);
     const quotas = config.quotas?.parsed;
     if (quotas) console.log(`tandem: tenant quotas at ${Object.keys(quotas.quotas).join(', ')} (TANDEM_QUOTAS_FILE); \`tandem quotas\` shows what is held`);
-    const created = await createTandemWorker({ address: server.address, home: state, backends: configuredBackends(config), recoverySites, quotas, tenantPolicy: config.tenantPolicy?.parsed, cluster: config, localIsolation: config.localIsolation });
+    const created = await createTandemWorker({ address: server.address, home: state, backends: configuredBackends(config), recoverySites, quotas, tenantPolicy: config.tenantPolicy?.parsed, cluster: config, localIsolation: config.localIsolation, slots: config.slots });
     connection = created.connection;
     const { worker } = created;
     console.log(`Temporal: ${server.address}   Web UI: ${server.uiUrl}   state: ${state}   pid: ${process.pid}`);
@@ -187,7 +187,7 @@ export async function runDemo(o: { spec?: string; keep?: boolean; logFormat?: Lo
   const server = await startDevServer({ dbFile: join(state, 'temporal.db'), ui: true, log: (l) => console.log(l) });
   console.log(`tandem demo: Temporal server ${server.address} (real dev server, SQLite in ${state})`);
   console.log(`tandem demo: Web UI ${server.uiUrl}/namespaces/default/workflows`);
-  const { worker, connection } = await createTandemWorker({ address: server.address, home: state, backends: configuredBackends(config), cluster: config, localIsolation: config.localIsolation });
+  const { worker, connection } = await createTandemWorker({ address: server.address, home: state, backends: configuredBackends(config), cluster: config, localIsolation: config.localIsolation, slots: config.slots });
   const running = worker.run();
   const client = await TandemClient.connect({ address: server.address });
   let ok = false;
