@@ -55,7 +55,7 @@ export async function runDeployStage(run: PipelineRun, checkpoint: { path: strin
   }
   const input = { runKey, name, runtime: dep.runtime, model, checkpoint: checkpoint.path, command: dep.command, env: dep.env };
   let deployment: Deployment;
-  if (patched(PATCHES.deploySaga)) {
+  if (run.has(PATCHES.deploySaga)) {
     // The undo is on the stack before the model server may exist: a deployModel that fails or times out
     // after starting it is torn down too (undeploying a name never served is a no-op). The call itself
     // is not cancellable: a cancel while the server starts waits for it, then the saga stops it, where
