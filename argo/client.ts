@@ -132,23 +132,28 @@ export class ArgoClient {
    * close status (TERMINATED, CANCELED, TIMED_OUT, FAILED) is shown as it is.
    */
   async list(): Promise<{ name: string; status: string; startTime: Date; closeTime?: Date }[]> {
-    const out: { name: string; status: string; startTime: Date; closeTime?: Date }[] = [];
+    const out: { name: string; runId: string; status: string; startTime: Date; closeTime?: Date }[] = [];
     for await (const w of listExecutions(this.client, `WorkflowType = '${ARGO_WORKFLOW_TYPE}'`)) {
-      out.push({ name: w.workflowId.replace(ID_PREFIX, ''), status: w.status, startTime: w.startTime, closeTime: w.closeTime });
+      out.push({ name: w.workflowId.replace(ID_PREFIX, ''), runId: w.runId, status: w.status, startTime: w.startTime, closeTime: w.closeTime });
       if (out.length >= 200) break;
     }
-    await Promise.all(
-      out.map(async (w) => {
-        if (w.status === 'RUNNING') w.status = 'Running';
-        else if (w.status === 'COMPLETED') {
-          const phase = await this.handle(w.name)
+    // Each row's own execution (a retried workflow's older run shares its id with the newer one, whose
+    // result may still be pending), a few at a time.
+    const completed = out.filter((w) => w.status === 'COMPLETED');
+    for (const w of out) if (w.status === 'RUNNING') w.status = 'Running';
+    for (let i = 0; i < completed.length; i += 16) {
+      await Promise.all(
+        completed.slice(i, i + 16).map(async (w) => {
+          const phase = await this.client.workflow
+            .getHandle(`${ID_PREFIX}${w.name}`, w.runId, { followRuns: false })
             .result()
             .then((r) => (r as ArgoStatus | undefined)?.phase)
             .catch(() => undefined);
           if (phase) w.status = phase;
-        }
-      }),
-    );
+        }),
+      );
+    }
+    return out.map(({ runId: _runId, ...w }) => w);
     return out;
   }
 

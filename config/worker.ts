@@ -23,6 +23,10 @@ import { DEFAULTS, defaultsProblems } from './defaults.js';
 import { decodeKey, keyIdProblem, parseKeyring, type CodecKeys } from '../codec/keys.js';
 import { ConfigError, type ConfigIssue } from './errors.js';
 
+/** TANDEM_LOCAL_ISOLATION's values (backends/local-jobs.ts `chooseIsolation`). */
+export const LOCAL_ISOLATION_MODES = ['auto', 'sandbox', 'none'] as const;
+export type LocalIsolationMode = (typeof LOCAL_ISOLATION_MODES)[number];
+
 export type Env = Record<string, string | undefined>;
 
 /**
@@ -104,6 +108,8 @@ export interface WorkerConfig extends CliConfig, ClusterConfig {
   observe: ObserveConfig;
   /** TANDEM_WORKER_*: how much work the worker takes at once (its slots and workflow cache). */
   slots: WorkerSlots;
+  /** TANDEM_LOCAL_ISOLATION: how local pipeline jobs are isolated (backends/local-jobs.ts `chooseIsolation`). */
+  localIsolation: LocalIsolationMode;
 }
 
 export interface ToolConfig {
@@ -243,6 +249,9 @@ const workerShape = {
   ...auditShape(),
   ...observeShape(),
   ...slotsShape(),
+  // auto (default): the bubblewrap sandbox where it works, else a plain process with a warning (never
+  // with a tenant policy); sandbox: always (jobs fail, saying why, where it does not work); none: never.
+  TANDEM_LOCAL_ISOLATION: optional(z.enum(LOCAL_ISOLATION_MODES, 'must be auto, sandbox or none')),
 };
 
 const toolShape = { TEMPORAL_CLI: optional(existingFile(true)), XDG_CACHE_HOME: optional(text) };
@@ -473,6 +482,7 @@ export function loadWorkerConfig(env: Env = process.env, opts: LoadOptions = {})
       audit: auditConfig(v, opts),
       observe: observeConfig(v, env, issue),
       slots: slotsConfig(v),
+      localIsolation: v.TANDEM_LOCAL_ISOLATION ?? 'auto',
     };
   });
   return out;

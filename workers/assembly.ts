@@ -88,5 +88,6 @@ export function activityOptionsFromConfig(config: WorkerConfig, overrides: Parti
     tenantPolicy: overrides.tenantPolicy ?? config.tenantPolicy?.parsed,
     cluster: overrides.cluster ?? config,
     audit: overrides.audit ?? config.audit,
+    localIsolation: overrides.localIsolation ?? config.localIsolation,
   };
 }
