@@ -40,6 +40,19 @@ interface Batch {
   peakRssMb: number;
 }
 type Spec = ReturnType<typeof validatePipelineSpec>;
+
+/** Retries a client call that the loaded server answered with DEADLINE_EXCEEDED or UNAVAILABLE (a long poll for a result included). */
+async function patiently<T>(call: () => Promise<T>): Promise<T> {
+  for (let i = 0; ; i++) {
+    try {
+      return await call();
+    } catch (e) {
+      const code = (e as { code?: number; cause?: { code?: number } }).cause?.code ?? (e as { code?: number }).code;
+      if ((code !== 4 && code !== 14) || i >= 20) throw e;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}
 const TIMEOUT_TYPES = ['unspecified', 'start-to-close', 'schedule-to-start', 'schedule-to-close', 'heartbeat'];
 const concurrent = memoryRun ? Number(process.argv[3] ?? 1000) : Number(process.argv[2] ?? 200);
 const rounds = memoryRun ? 0 : Number(process.argv[3] ?? 3);
@@ -130,7 +143,7 @@ try {
     let taskTimeouts = 0;
     for (let i = 0; i < handles.length; i += 20) {
       await Promise.all(handles.slice(i, i + 20).map(async (h) => {
-        const events = (await h.fetchHistory()).events ?? [];
+        const events = (await patiently(() => h.fetchHistory())).events ?? [];
         const typeOf = new Map(events.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => [String(e.eventId), e.activityTaskScheduledEventAttributes!.activityType!.name!]));
         for (const e of events) {
           if (e.workflowTaskTimedOutEventAttributes) {
@@ -169,13 +182,13 @@ try {
         ),
       );
       startPhaseMs = performance.now() - t0;
-      await Promise.all(hs.map((h) => h.result()));
+      await Promise.all(hs.map((h) => patiently(() => h.result())));
       return hs;
     });
     const c1 = cpuNow();
     const cpu = { worker: c1.worker - c0.worker, server: c1.server - c0.server, postgres: c1.postgres - c0.postgres, client: c1.client - c0.client };
     const times = await Promise.all(handles.map(async (h) => {
-      const d = await h.describe();
+      const d = await patiently(() => h.describe());
       return { start: d.startTime.getTime(), close: d.closeTime!.getTime() };
     }));
     return {
