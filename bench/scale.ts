@@ -102,8 +102,17 @@ try {
       return 0;
     }
   };
+  /** The postmaster's own CPU and that of its reaped backends (cutime, cstime): a backend that exits between two samples still counts. */
+  const reapedCpu = (pid: number): number => {
+    try {
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / ticks; // utime, stime, cutime, cstime
+    } catch {
+      return 0;
+    }
+  };
   const postgresCpu = (): number => {
-    let total = procCpu(server.pgPid);
+    let total = reapedCpu(server.pgPid);
     for (const d of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
       try {
         if (Number(readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]) === server.pgPid) total += procCpu(Number(d));
@@ -296,7 +305,7 @@ async function memory(client: Client, spec: Spec, pids: number[], rssMb: (pid: n
   const handles: WorkflowHandle[] = [];
   for (let i = 0; i < ids.length; i += 100) handles.push(...(await Promise.all(ids.slice(i, i + 100).map((workflowId) => client.workflow.start('hybridPipeline', { taskQueue: QUEUE, workflowId, args: [{ spec }] })))));
   let training = 0;
-  const limitMs = 15 * 60_000;
+  const limitMs = Number(process.env.SCALE_MEMORY_LIMIT_MS ?? 15 * 60_000);
   while (performance.now() - t0 < limitMs) {
     await new Promise((r) => setTimeout(r, 5000));
     training = (await client.workflow.count(`WorkflowType = 'hybridPipeline' AND ExecutionStatus = 'Running' AND TandemStage = 'train'`)).count;
