@@ -59,6 +59,7 @@ describe('defaults', () => {
       audit: { file: '/srv/.tandem/audit.jsonl', operator: undefined, keyFile: '/srv/.tandem/keys/audit.key' },
       observe: { metrics: undefined, metricsHost: '127.0.0.1', logFormat: 'text', logLevel: undefined },
       slots: { maxActivities: DEFAULTS.workerMaxActivities, maxWorkflowTasks: DEFAULTS.workerMaxWorkflowTasks, maxCachedWorkflows: DEFAULTS.workerMaxCachedWorkflows },
+      localIsolation: 'auto',
     });
     expect(loadClientConfig({})).toEqual({ address: DEFAULTS.temporalAddress, namespace: DEFAULTS.namespace, taskQueue: DEFAULTS.taskQueue, connection: { address: DEFAULTS.temporalAddress } });
     expect(loadToolConfig({})).toEqual({ temporalCli: undefined, cacheDir: join(homedir(), '.cache', 'tandem') });
