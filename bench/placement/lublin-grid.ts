@@ -3,32 +3,11 @@
 // estimates, one user or many, seeds other than table (a)'s 11. Per window: avg bsld / max wait of the
 // engine's baselines, Tandem's default and the default with its opt-in starvation bound, and whether
 // each beats the best of the engine's SJF + EASY and FCFS + EASY; then the counts.
-import { lublinJobs, type LublinOptions } from './lublin.js';
+import { GRID, lublinJobs } from './lublin.js';
 import { clusterOf, runSwfRows, swfInventory, swfSamples, SWF_ROWS, type SwfRow } from './swf.js';
 import { fmt, hours, tandemDefault } from './table.js';
 
-export const GRID: Omit<LublinOptions, 'jobs'>[] = [
-  { procs: 64, load: 0.8, estimates: 'exact', seed: 21 },
-  { procs: 128, load: 0.7, estimates: 'exact', seed: 1 },
-  { procs: 128, load: 0.7, estimates: 'exact', seed: 2 },
-  { procs: 128, load: 0.85, estimates: 'exact', seed: 27 },
-  { procs: 128, load: 0.95, estimates: 'exact', seed: 1 },
-  { procs: 128, load: 0.95, estimates: 'user', seed: 1 },
-  { procs: 256, load: 0.5, estimates: 'user', seed: 30 },
-  { procs: 256, load: 0.6, estimates: 'exact', seed: 5 },
-  { procs: 256, load: 0.7, estimates: 'exact', seed: 29, users: 20 },
-  { procs: 256, load: 0.75, estimates: 'user', seed: 25 },
-  { procs: 256, load: 0.85, estimates: 'user', seed: 4 },
-  { procs: 256, load: 0.9, estimates: 'exact', seed: 24 },
-  { procs: 256, load: 1.0, estimates: 'exact', seed: 4 },
-  { procs: 512, load: 0.5, estimates: 'exact', seed: 22 },
-  { procs: 512, load: 0.8, estimates: 'exact', seed: 3 },
-  { procs: 512, load: 0.95, estimates: 'exact', seed: 26 },
-  { procs: 1024, load: 0.7, estimates: 'exact', seed: 1 },
-  { procs: 1024, load: 0.85, estimates: 'user', seed: 2 },
-  { procs: 1024, load: 0.95, estimates: 'user', seed: 28 },
-  { procs: 2048, load: 0.9, estimates: 'exact', seed: 23 },
-];
+
 
 // The engine's rows; SWF_ROWS marks FCFS + EASY and SJF + EASY as the goal's baselines.
 const BASELINES = ['FCFS + EASY (engine)', 'SJF + EASY (engine)', 'SAF + EASY (engine)', 'F1 + EASY (engine)'];

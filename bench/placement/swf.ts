@@ -4,9 +4,9 @@
 // start = randint(1024, jobs − 1024 − 1)), the engine's baselines and Tandem's default, each with
 // avg bounded slowdown (τ = 10 s) and the longest wait, and the goal verdict.
 import { basename } from 'node:path';
-import { policy, type Inventory, type JobRequest, type PolicyConfig } from '../../placement/index.js';
+import { policy, type Inventory, type JobRequest, type PolicyConfig, type PortfolioCandidate } from '../../placement/index.js';
 import { GymNpRandom } from './numpy-rng.js';
-import { simulate, type SimJob } from './sim.js';
+import { simulate, type SimJob, type SimResult } from './sim.js';
 import { ALL_OFF as off, fmt, hours, tandemDefault } from './table.js';
 import type { SwfJob } from './traces.js';
 import type { Trace } from '../../cli/trace.js';
@@ -106,7 +106,18 @@ export interface SwfResult {
   util: number;
   rejected: number;
   perSample: number[];
+  /** A portfolio row: how often it chose each candidate over the samples ('score 40, saf 3'). */
+  chosen?: string;
   row: SwfRow;
+}
+
+export const candidateName = (c: PortfolioCandidate) => c.order + (c.predict ? '+pred' : '');
+
+function chosenOf(rs: SimResult[]): string | undefined {
+  if (!rs[0]?.portfolio) return undefined;
+  const n = new Map<string, number>();
+  for (const r of rs) for (const p of r.portfolio ?? []) n.set(candidateName(p.candidate), (n.get(candidateName(p.candidate)) ?? 0) + p.chosen);
+  return [...n].filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', ');
 }
 
 export function runSwfRows(samples: SimJob[][], inv: Inventory, rows: SwfRow[] = SWF_ROWS): SwfResult[] {
@@ -122,6 +133,7 @@ export function runSwfRows(samples: SimJob[][], inv: Inventory, rows: SwfRow[] =
       util: mean((r) => r.utilCpu),
       rejected: rs.reduce((t, r) => t + r.rejected.length, 0),
       perSample: rs.map((r) => r.avgBsld),
+      chosen: chosenOf(rs),
       row,
     };
   });
