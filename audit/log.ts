@@ -65,7 +65,8 @@ export interface AuditKey {
 
 const mac = (key: Buffer, what: string): string => createHmac('sha256', key).update(what).digest('hex');
 const macOk = (key: Buffer, what: string, got: unknown): boolean => {
-  if (typeof got !== 'string' || got.length !== 64) return false;
+  // A forged MAC need not be hex: anything but 64 hex digits is a mismatch, never an exception.
+  if (typeof got !== 'string' || !/^[0-9a-f]{64}$/.test(got)) return false;
   return timingSafeEqual(Buffer.from(mac(key, what), 'hex'), Buffer.from(got, 'hex'));
 };
 const recordMacInput = (hash: string) => `record\n${hash}`;
