@@ -300,7 +300,10 @@ export function simulate(inv: Inventory, jobs: SimJob[], pol: PolicyConfig, opts
       continue;
     }
     predictor?.correct(s, now);
-    const ds = opts.hpcsimLoop ? hpcsimPass(intoEmpty) : schedule(s, [...queue.values()], now, portfolio ? portfolio.policy() : pol);
+    const active = portfolio ? portfolio.policy() : pol;
+    // The engine plans with any estimate a job carries: a portfolio candidate without prediction gets none.
+    const waiting = predictor && !active.predict ? [...queue.values()].map(({ estimate: _, ...r }) => r) : [...queue.values()];
+    const ds = opts.hpcsimLoop ? hpcsimPass(intoEmpty) : schedule(s, waiting, now, active);
     decisions += ds.length;
     nextWake = Infinity;
     for (const d of ds) {
