@@ -9,7 +9,7 @@ import { checkLimits, priceOf, queueOrder, urgent } from './policies.js';
 import { chooseVictims } from './preempt.js';
 import { backfillAllowed, fitsEmpty, reserve, type Reservation } from './reserve.js';
 import { ClusterState, type Allocation } from './state.js';
-import type { Decision, JobRequest, Placement, PolicyConfig, SlotAssignment } from './types.js';
+import { planned, type Decision, type JobRequest, type Placement, type PolicyConfig, type SlotAssignment } from './types.js';
 import { copyView, holdOnView, liveView, type View } from './view.js';
 
 /** `a`: the booked allocation, whose GPU shares the placement names (an executor binds them). */
@@ -116,7 +116,7 @@ export function schedule(s: ClusterState, queue: JobRequest[], now: number, pol:
     let fit = findFit(s, live, job, pol);
     if (fit && reservations.length && !backfillAllowed(job, fit, now, reservations, false, pol.backfillExtraNodes) && pol.backfillExtraNodes) {
       // The best spot now collides with a reservation: look again with reserved capacity taken out.
-      fit = findFit(s, viewWithHolds(s, reservations, now + job.walltime, job, pol), job, pol);
+      fit = findFit(s, viewWithHolds(s, reservations, now + planned(job), job, pol), job, pol);
     }
     if (borrowing && !fit) {
       // A borrower takes only capacity that is idle now: it neither preempts nor holds a reservation;
@@ -155,7 +155,7 @@ export function schedule(s: ClusterState, queue: JobRequest[], now: number, pol:
       let v = chooseVictims(s, job, now, pol);
       if (v && reservations.length && !backfillAllowed(job, v.fit, now, reservations, false, pol.backfillExtraNodes, v.victims) && pol.backfillExtraNodes) {
         // Its best victims sit where a reservation needs room: choose again with reserved capacity taken out.
-        v = chooseVictims(s, job, now, pol, viewWithHolds(s, reservations, now + job.walltime, job, pol));
+        v = chooseVictims(s, job, now, pol, viewWithHolds(s, reservations, now + planned(job), job, pol));
       }
       if (v && reservations.length && !backfillAllowed(job, v.fit, now, reservations, true, pol.backfillExtraNodes, v.victims)) v = undefined;
       if (v) {

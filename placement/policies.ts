@@ -2,7 +2,7 @@
 // guarantees (weighted DRF entitlements), queue order, deadlines and price.
 import type { Allocation, ClusterState, Usage } from './state.js';
 import { inOneDomain, type Fit } from './fit.js';
-import { PRICE_RULES, QOS_RULES, type JobRequest, type PolicyConfig, type QosClass, type TenantSpec } from './types.js';
+import { PRICE_RULES, QOS_RULES, planned, type JobRequest, type PolicyConfig, type QosClass, type TenantSpec } from './types.js';
 
 export function demand(job: JobRequest): Usage {
   return { cpus: job.per.cpus * job.count, gpus: job.per.gpus * job.count, mem: job.per.memoryMB * job.count };
@@ -226,7 +226,7 @@ export const SCORE_TAU = 10;
  * slowdown grows fastest. Requested times only. PolicyConfig.starvation, when set, ages it (ageKey).
  */
 export function scoreKey(job: JobRequest, total: Usage): number {
-  const r = Math.max(job.walltime, SCORE_TAU);
+  const r = Math.max(planned(job), SCORE_TAU);
   // A job that asks for nothing measurable still orders by its walltime.
   return Math.max(dominant(demand(job), total), 1e-12) * r * r;
 }

@@ -3,7 +3,7 @@
 import { findFit, readsGpus, type Fit } from './fit.js';
 import { unitMilli, unitsPerSlot } from './gpus.js';
 import type { Allocation, ClusterState } from './state.js';
-import type { JobRequest, PolicyConfig } from './types.js';
+import { planned, type JobRequest, type PolicyConfig } from './types.js';
 import { copyView, emptyView, holdOnView, liveView, releaseOnView, type Hold, type View } from './view.js';
 
 export interface Reservation {
@@ -30,7 +30,8 @@ function holdOf(job: JobRequest, fit: Fit) {
  */
 export function reserve(s: ClusterState, job: JobRequest, now: number, pol: PolicyConfig, earlier: Reservation[]): Reservation | undefined {
   const view = copyView(s, undefined, readsGpus(s, job, pol));
-  const ends = [...s.running.values()].sort((a, b) => a.estEnd - b.estEnd || (a.job.id < b.job.id ? -1 : 1));
+  // Kept sorted by the state (estimated end, then id): no sort of every running job per reservation.
+  const ends = s.runningByEnd();
   const times: number[] = [now];
   for (const a of ends) times.push(Math.max(now, a.estEnd));
   for (const r of earlier) times.push(r.end);
@@ -53,7 +54,7 @@ export function reserve(s: ClusterState, job: JobRequest, now: number, pol: Poli
       freeGpu += a.job.per.gpus * a.job.count;
     }
     if (!osBound && (needCpu > freeCpu + 1e-9 || needGpu > freeGpu + 1e-9)) continue;
-    const overlapping = earlier.filter((r) => r.at < t + job.walltime && r.end > t);
+    const overlapping = earlier.filter((r) => r.at < t + planned(job) && r.end > t);
     let v: View = view;
     if (overlapping.length) {
       v = copyView(s, view);
@@ -64,7 +65,7 @@ export function reserve(s: ClusterState, job: JobRequest, now: number, pol: Poli
     const hold = holdOf(job, fit);
     const spare = new Map<number, { cpus: number; gpus: number; mem: number }>();
     for (const [i, h] of hold) spare.set(i, { cpus: s.capCpu[i] - v.usedCpu[i] - h.cpus, gpus: s.capGpu[i] - v.usedGpu[i] - h.gpus, mem: s.capMem[i] - v.usedMem[i] - h.mem });
-    return { jobId: job.id, at: t, end: t + job.walltime, fit, spare, hold };
+    return { jobId: job.id, at: t, end: t + planned(job), fit, spare, hold };
   }
   return undefined;
 }
@@ -77,7 +78,7 @@ export function reserve(s: ClusterState, job: JobRequest, now: number, pol: Poli
  * node when a reservation begins (the reservation counted it as busy) is credited back there.
  */
 export function backfillAllowed(job: JobRequest, fit: Fit, now: number, reservations: Reservation[], commit: boolean, extraNodes = true, freed: readonly Allocation[] = []): boolean {
-  const end = now + job.walltime;
+  const end = now + planned(job);
   const touched: { r: Reservation; i: number; c: number; g: number; m: number }[] = [];
   for (const r of reservations) {
     if (r.at >= end) continue; // finishes (by its estimate) before the reservation begins

@@ -2,7 +2,7 @@
 // per NVLink domain and IB island, free thousandths per GPU, running allocations and per-tenant usage.
 // Pure (no I/O, no clock).
 import { freshGpus, giveUnits, shareProblem, takeChosen, takeUnits, unitMilli, unitsPerSlot, type GpuState } from './gpus.js';
-import type { Inventory, JobRequest, JobType, NodePrice } from './types.js';
+import { planned, type Inventory, type JobRequest, type JobType, type NodePrice } from './types.js';
 
 export interface Allocation {
   job: JobRequest;
@@ -11,7 +11,7 @@ export interface Allocation {
   /** Per node entry, the GPUs (global numbers) its slots are bound to; absent when the job binds none. */
   gpus?: number[][];
   start: number;
-  /** Start + walltime estimate: what reservations plan with. */
+  /** Start + planned run time (types.ts planned()): what reservations plan with. */
   estEnd: number;
 }
 
@@ -280,6 +280,7 @@ export class ClusterState {
   readonly running = new Map<string, Allocation>();
   readonly tenantUsage = new Map<string, Usage>();
   private readonly tenantRunning = new Map<string, TenantRun>();
+  private readonly allRunning = new TenantRun();
   /**
    * Nodes whose use changed, oldest first; `changeBase` is the absolute position of `changes[0]`. Fit
    * indexes (fit-index.ts) replay it to catch up; it is cleared when long, which makes them rebuild.
@@ -396,7 +397,7 @@ export class ClusterState {
     if (this.running.has(job.id)) throw new Error(`job ${job.id} is already allocated`);
     const bad = shareProblem(job.per);
     if (bad) throw new Error(`job ${job.id}: ${bad}`);
-    const a: Allocation = { job, nodes, slots, start, estEnd: start + job.walltime };
+    const a: Allocation = { job, nodes, slots, start, estEnd: start + planned(job) };
     if (unitsPerSlot(job.per) > 0) a.gpus = this.bindGpus(job, nodes, slots, gpus);
     if (job.per.gpuMilli !== undefined) this.sharesRunning++;
     this.apply(a, 1);
@@ -559,12 +560,23 @@ export class ClusterState {
     return this.tenantRunning.get(tenant)?.blocks;
   }
 
+  /** Every running job, earliest estimated end first, then smaller id (reservations replay ends in this order). Kept sorted on allocate/release. */
+  runningByEnd(): readonly Allocation[] {
+    return this.allRunning.list();
+  }
+
   private trackTenant(a: Allocation, sign: 1 | -1): void {
     let t = this.tenantRunning.get(a.job.tenant);
     if (!t) this.tenantRunning.set(a.job.tenant, (t = new TenantRun()));
-    const lo = t.seek(a);
-    if (sign > 0) t.insert(lo, a);
-    else if (lo < t.length && t.at(lo) === a) t.remove(lo);
-    else throw new Error(`allocation of ${a.job.id} missing from its tenant's list`);
+    track(this.allRunning, a, sign);
+    track(t, a, sign);
   }
+}
+
+/** Inserts (sign 1) or removes (sign −1) an allocation in a running list, keeping its order. */
+function track(t: TenantRun, a: Allocation, sign: 1 | -1): void {
+  const lo = t.seek(a);
+  if (sign > 0) t.insert(lo, a);
+  else if (lo < t.length && t.at(lo) === a) t.remove(lo);
+  else throw new Error(`allocation of ${a.job.id} missing from its running list`);
 }

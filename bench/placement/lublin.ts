@@ -136,3 +136,27 @@ export function toSwf(jobs: SwfJob[], procs: number, note: string): string {
   const rows = jobs.map((j) => [j.id, j.submit, -1, j.run, j.procs, -1, -1, j.procs, j.reqTime, -1, 1, j.user, -1, -1, 1, -1, -1, -1].join(' '));
   return [...head, ...rows, ''].join('\n');
 }
+
+/** bench:placement-grid's windows: machine sizes 64–2,048, loads 0.5–1.0, exact and user estimates, one user or many, seeds other than table (a)'s 11. */
+export const GRID: Omit<LublinOptions, 'jobs'>[] = [
+  { procs: 64, load: 0.8, estimates: 'exact', seed: 21 },
+  { procs: 128, load: 0.7, estimates: 'exact', seed: 1 },
+  { procs: 128, load: 0.7, estimates: 'exact', seed: 2 },
+  { procs: 128, load: 0.85, estimates: 'exact', seed: 27 },
+  { procs: 128, load: 0.95, estimates: 'exact', seed: 1 },
+  { procs: 128, load: 0.95, estimates: 'user', seed: 1 },
+  { procs: 256, load: 0.5, estimates: 'user', seed: 30 },
+  { procs: 256, load: 0.6, estimates: 'exact', seed: 5 },
+  { procs: 256, load: 0.7, estimates: 'exact', seed: 29, users: 20 },
+  { procs: 256, load: 0.75, estimates: 'user', seed: 25 },
+  { procs: 256, load: 0.85, estimates: 'user', seed: 4 },
+  { procs: 256, load: 0.9, estimates: 'exact', seed: 24 },
+  { procs: 256, load: 1.0, estimates: 'exact', seed: 4 },
+  { procs: 512, load: 0.5, estimates: 'exact', seed: 22 },
+  { procs: 512, load: 0.8, estimates: 'exact', seed: 3 },
+  { procs: 512, load: 0.95, estimates: 'exact', seed: 26 },
+  { procs: 1024, load: 0.7, estimates: 'exact', seed: 1 },
+  { procs: 1024, load: 0.85, estimates: 'user', seed: 2 },
+  { procs: 1024, load: 0.95, estimates: 'user', seed: 28 },
+  { procs: 2048, load: 0.9, estimates: 'exact', seed: 23 },
+];

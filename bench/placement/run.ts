@@ -9,7 +9,7 @@ import { TRACES } from './traces.js';
 import { printAlibaba } from './alibaba.js';
 import { printPollux } from './pollux.js';
 
-import { printLublinTables, printSwfFile } from './swf.js';
+import { printLublinTables, printSwfFile, printVerdicts } from './swf.js';
 import { lublinJobs } from './lublin.js';
 import { loadSwf } from './traces.js';
 
@@ -38,6 +38,7 @@ if (process.argv.includes('--swf')) {
   if (machine.perNode && !machine.nodes) fail('--per-node needs --nodes');
   try {
     printSwfFile(file, loadSwf, machine);
+    printVerdicts();
   } catch (e) {
     fail((e as Error).message);
   }
@@ -49,6 +50,7 @@ if (process.argv.includes('--swf')) {
 printHpc2n();
 printSwfFile(join(TRACES, 'hpc', 'HPC2N-2002-2.2-cln.swf.gz'), loadSwf);
 printLublinTables(lublinJobs);
+printVerdicts();
 printMixed();
 
 printPollux();

@@ -4,9 +4,9 @@
 // start = randint(1024, jobs − 1024 − 1)), the engine's baselines and Tandem's default, each with
 // avg bounded slowdown (τ = 10 s) and the longest wait, and the goal verdict.
 import { basename } from 'node:path';
-import { policy, type Inventory, type JobRequest, type PolicyConfig } from '../../placement/index.js';
+import { policy, type Inventory, type JobRequest, type PolicyConfig, type PortfolioCandidate } from '../../placement/index.js';
 import { GymNpRandom } from './numpy-rng.js';
-import { simulate, type SimJob } from './sim.js';
+import { simulate, type SimJob, type SimResult } from './sim.js';
 import { ALL_OFF as off, fmt, hours, tandemDefault } from './table.js';
 import type { SwfJob } from './traces.js';
 import type { Trace } from '../../cli/trace.js';
@@ -68,7 +68,7 @@ export interface SwfRow {
   hpcsimLoop?: boolean;
   /** The row the goal is checked for. */
   candidate?: boolean;
-  /** An engine baseline the candidate must beat. */
+  /** An engine baseline the candidate must match or beat (FCFS, SJF, SAF and F1, each with the engine's EASY). */
   baseline?: boolean;
 }
 
@@ -76,11 +76,11 @@ export const SWF_ROWS: SwfRow[] = [
   { name: 'FCFS', pol: policy({ ...off, order: 'fcfs', backfill: 'none' }) },
   { name: 'SJF', pol: policy({ ...off, order: 'sjf', backfill: 'none' }) },
   { name: 'FCFS + EASY (RLScheduler HPCSim variant)', pol: policy({ ...off, order: 'fcfs', backfill: 'easy', backfillExtraNodes: false }) },
-  { name: 'SJF + EASY (RLScheduler variant)', pol: policy({ ...off, order: 'sjf', backfill: 'easy', backfillExtraNodes: false }), baseline: true },
+  { name: 'SJF + EASY (RLScheduler variant)', pol: policy({ ...off, order: 'sjf', backfill: 'easy', backfillExtraNodes: false }) },
   { name: 'FCFS + EASY (engine)', pol: policy({ ...off, order: 'fcfs', backfill: 'easy' }), baseline: true },
   { name: 'SJF + EASY (engine)', pol: policy({ ...off, order: 'sjf', backfill: 'easy' }), baseline: true },
-  { name: 'SAF + EASY (engine)', pol: policy({ ...off, order: 'saf', backfill: 'easy' }) },
-  { name: 'F1 + EASY (engine)', pol: policy({ ...off, order: 'f1', backfill: 'easy' }) },
+  { name: 'SAF + EASY (engine)', pol: policy({ ...off, order: 'saf', backfill: 'easy' }), baseline: true },
+  { name: 'F1 + EASY (engine)', pol: policy({ ...off, order: 'f1', backfill: 'easy' }), baseline: true },
   { name: 'Tandem before (per-user DRF + EASY)', pol: policy({ ...off, order: 'fairshare', fairShare: true, backfill: 'easy' }) },
   { name: 'Tandem default with the opt-in starvation bound (starvation 60 h)', pol: tandemDefault('easy', { starvation: 60 * 3600 }) },
   { name: "Tandem default (Smith's rule size × walltime² × fair share + EASY)", pol: tandemDefault('easy'), candidate: true },
@@ -106,7 +106,18 @@ export interface SwfResult {
   util: number;
   rejected: number;
   perSample: number[];
+  /** A portfolio row: how often it chose each candidate over the samples ('score 40, saf 3'). */
+  chosen?: string;
   row: SwfRow;
+}
+
+export const candidateName = (c: PortfolioCandidate) => c.order + (c.predict ? '+pred' : '');
+
+function chosenOf(rs: SimResult[]): string | undefined {
+  if (!rs[0]?.portfolio) return undefined;
+  const n = new Map<string, number>();
+  for (const r of rs) for (const p of r.portfolio ?? []) n.set(candidateName(p.candidate), (n.get(candidateName(p.candidate)) ?? 0) + p.chosen);
+  return [...n].filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', ');
 }
 
 export function runSwfRows(samples: SimJob[][], inv: Inventory, rows: SwfRow[] = SWF_ROWS): SwfResult[] {
@@ -122,26 +133,53 @@ export function runSwfRows(samples: SimJob[][], inv: Inventory, rows: SwfRow[] =
       util: mean((r) => r.utilCpu),
       rejected: rs.reduce((t, r) => t + r.rejected.length, 0),
       perSample: rs.map((r) => r.avgBsld),
+      chosen: chosenOf(rs),
       row,
     };
   });
 }
 
+/** The row whose max wait bounds the goal's. */
+export const WAIT_BOUND_ROW = 'SJF + EASY (engine)';
+
+/**
+ * Deliver 3's verdict for one row: bsld at or below the best of the baselines (the engine's FCFS, SJF,
+ * SAF and F1, each with EASY), and max wait no longer than SJF + EASY's. Baselines get none.
+ */
+export function verdictOf(r: SwfResult, res: SwfResult[]): { bsld: boolean; wait: boolean } | undefined {
+  if (r.row.baseline) return undefined;
+  const best = Math.min(...res.filter((x) => x.row.baseline).map((x) => x.bsld));
+  const sjf = res.find((x) => x.name === WAIT_BOUND_ROW);
+  return { bsld: r.bsld <= best + 1e-9, wait: !sjf || r.maxWait <= sjf.maxWait };
+}
+
+const pf = (ok: boolean | undefined) => (ok === undefined ? '—' : ok ? 'PASS' : 'FAIL');
+
+/** Every table (a) printed in this process: trace, the candidate's verdict (bench:placement's summary). */
+export const VERDICTS: { trace: string; bsld: number; best: string; bestBsld: number; maxWait: number; sjfWait: number; ok: { bsld: boolean; wait: boolean } | 'idle' }[] = [];
+
 /** Prints the rows and the verdict; returns whether the goal holds. */
 export function printSwfTable(title: string, file: string, res: SwfResult[], note = ''): boolean {
   console.log(`\n(a) ${title}`);
   if (note) console.log(note);
-  console.log('| scheduler | avg bsld | max wait (h) | p99 wait (h) | CPU util (busy period) | rejected |');
-  console.log('|---|---:|---:|---:|---:|---:|');
-  for (const r of res) console.log(`| ${r.name} | ${fmt(r.bsld)} | ${hours(r.maxWait)} | ${hours(r.p99Wait)} | ${fmt(r.util, 3)} | ${r.rejected} |`);
+  console.log(`PASS/FAIL: bsld at or below the best of the engine's FCFS, SJF, SAF and F1 + EASY rows; max wait no longer than ${WAIT_BOUND_ROW}'s.`);
+  console.log('| scheduler | avg bsld | max wait (h) | p99 wait (h) | CPU util (busy period) | rejected | bsld ≤ best baseline | max wait ≤ SJF + EASY |');
+  console.log('|---|---:|---:|---:|---:|---:|---|---|');
+  for (const r of res) {
+    const v = verdictOf(r, res);
+    console.log(`| ${r.name} | ${fmt(r.bsld)} | ${hours(r.maxWait)} | ${hours(r.p99Wait)} | ${fmt(r.util, 3)} | ${r.rejected} | ${pf(v?.bsld)} | ${pf(v?.wait)} |`);
+  }
   const cand = res.find((r) => r.row.candidate)!;
   const bases = res.filter((r) => r.row.baseline);
   const best = bases.reduce((a, b) => (b.bsld < a.bsld ? b : a));
   const pub = PUBLISHED.find((p) => p.match.test(basename(file)));
   // A window where no job waits under any row cannot rank policies: every order gives bsld 1.
   const idle = res.every((r) => r.maxWait === 0);
-  const okBase = cand.bsld < best.bsld;
+  const okBase = cand.bsld <= best.bsld + 1e-9;
   const okPub = !pub || cand.bsld < pub.bsld;
+  const sjfRow = res.find((r) => r.name === WAIT_BOUND_ROW);
+  const v = verdictOf(cand, res)!;
+  VERDICTS.push({ trace: file === 'lublin' ? (/^[^)]*\)/.exec(title)?.[0] ?? title) : basename(file), bsld: cand.bsld, best: best.name, bestBsld: best.bsld, maxWait: cand.maxWait, sjfWait: sjfRow?.maxWait ?? 0, ok: idle ? 'idle' : v });
   if (idle) {
     console.log(`Goal: not tested on this trace: no job waited under any row (the windows never queue), so every order gives bsld ${fmt(cand.bsld)}. Raise the load (a smaller machine) to compare policies.`);
     return true;
@@ -150,14 +188,26 @@ export function printSwfTable(title: string, file: string, res: SwfResult[], not
   const fcfs = res.find((r) => r.name === 'FCFS + EASY (engine)');
   const f1 = res.find((r) => r.name === 'F1 + EASY (engine)');
   console.log(
-    `Goal: ${cand.name} bsld ${fmt(cand.bsld)} < best engine baseline (${best.name}) ${fmt(best.bsld)}: ${okBase ? 'met' : 'MISSED'}` +
+    `Goal: ${cand.name} bsld ${fmt(cand.bsld)} ≤ best engine baseline (${best.name}) ${fmt(best.bsld)}: ${okBase ? 'met' : 'MISSED'}` +
       (pub ? `; < ${pub.name} ${pub.bsld}: ${okPub ? 'met' : 'MISSED'}` : '; no published F1/RL figure with backfilling for this trace') +
       (sjf ? `; max wait ${hours(cand.maxWait)} h vs SJF + EASY (engine) ${hours(sjf.maxWait)} h` : '') +
       (fcfs ? `, FCFS + EASY (engine) ${hours(fcfs.maxWait)} h` : '') +
       (f1 ? `; beside: F1 + EASY (engine) ${fmt(f1.bsld)}, max wait ${hours(f1.maxWait)} h` : '') +
-      ` → ${okBase && okPub ? 'goal met' : 'goal MISSED'}`,
+      ` → bsld ${pf(v.bsld)}, max wait ${pf(v.wait)}`,
   );
-  return okBase && okPub;
+  return okBase && okPub && v.wait;
+}
+
+/** The per-trace verdict of every table (a) printed so far (Deliver 3 of issue #30). */
+export function printVerdicts(): void {
+  if (!VERDICTS.length) return;
+  console.log(`\n(a, verdict) Tandem's default per trace: bsld at or below the best of the engine's FCFS, SJF, SAF and F1 + EASY rows; max wait no longer than ${WAIT_BOUND_ROW}'s.`);
+  console.log('| trace | default bsld | best baseline (bsld) | bsld | default max wait (h) | SJF + EASY max wait (h) | max wait |');
+  console.log('|---|---:|---|---|---:|---:|---|');
+  for (const x of VERDICTS)
+    console.log(`| ${x.trace} | ${fmt(x.bsld)} | ${x.best} (${fmt(x.bestBsld)}) | ${x.ok === 'idle' ? 'not tested (no job waits)' : pf(x.ok.bsld)} | ${hours(x.maxWait)} | ${hours(x.sjfWait)} | ${x.ok === 'idle' ? '—' : pf(x.ok.wait)} |`);
+  const tested = VERDICTS.filter((x) => x.ok !== 'idle') as { ok: { bsld: boolean; wait: boolean } }[];
+  console.log(`Default: bsld PASS on ${tested.filter((x) => x.ok.bsld).length}/${tested.length} traces, max wait PASS on ${tested.filter((x) => x.ok.wait).length}/${tested.length}.`);
 }
 
 /**

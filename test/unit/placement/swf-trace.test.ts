@@ -54,7 +54,7 @@ describe('bench:placement --swf', () => {
       log.mockClear();
       const busy = jobs.map((j) => ({ ...j, submit: j.id * 10 }));
       printSwfTable('busy', 'busy.swf', runSwfRows(swfSamples(busy, { nodes: 1, perNode: 1 }), swfInventory({ nodes: 1, perNode: 1 })));
-      expect(log.mock.calls.flat().join('\n')).toMatch(/Goal: Tandem default .* < best engine baseline/);
+      expect(log.mock.calls.flat().join('\n')).toMatch(/Goal: Tandem default .* ≤ best engine baseline .* → bsld (PASS|FAIL), max wait (PASS|FAIL)/);
     } finally {
       log.mockRestore();
     }
