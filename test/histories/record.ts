@@ -223,6 +223,21 @@ spec:
     inputs: {parameters: [{name: msg}]}
     script: {image: alpine, command: [sh], source: 'echo "{{inputs.parameters.msg}}"'}
 `;
+// A template's display-name annotation (ARGO_PATCHES.displayName).
+const ARGO_DISPLAY_NAME = `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: recorded-argo-display-name}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - {name: one, template: named, arguments: {parameters: [{name: n, value: "1"}]}}
+  - name: named
+    metadata: {annotations: {workflows.argoproj.io/display-name: "run-{{inputs.parameters.n}}"}}
+    inputs: {parameters: [{name: n}]}
+    script: {image: alpine, command: [sh], source: 'echo named'}
+`;
 const dir = mkdtempSync(join(tmpdir(), 'tandem-record-'));
 const server = await startDevServer({ dbFile: join(dir, 'temporal.db') });
 try {
@@ -266,6 +281,9 @@ try {
       const hooksRun = await argo.submit(prepare('recorded-argo-hooks.yaml', { text: ARGO_HOOKS }));
       await argo.wait(hooksRun.id);
       save('argoWorkflow-hooks', await argo.client.workflow.getHandle(`argo-${hooksRun.id}`).fetchHistory(), `argo-${hooksRun.id}`);
+      const displayRun = await argo.submit(prepare('recorded-argo-display-name.yaml', { text: ARGO_DISPLAY_NAME }));
+      await argo.wait(displayRun.id);
+      save('argoWorkflow-display-name', await argo.client.workflow.getHandle(`argo-${displayRun.id}`).fetchHistory(), `argo-${displayRun.id}`);
       const controllerRun = await argo.submit(prepare('recorded-argo-controller.yaml', { text: ARGO_CONTROLLER }));
       await argo.wait(controllerRun.id);
       save('argoWorkflow-controller', await argo.client.workflow.getHandle(`argo-${controllerRun.id}`).fetchHistory(), `argo-${controllerRun.id}`);
