@@ -90,7 +90,8 @@ export function argoShape(st: ArgoStatus, spec?: Json, namespace?: string): Argo
       return [];
     }
   };
-  const taskNode = (dag: ArgoNode, task: string) => contained(dag).find((c) => !isHook(c) && c.displayName === task);
+  // A task's node by name (`<dag>.<task>`): a display-name annotation may have renamed its displayName.
+  const taskNode = (dag: ArgoNode, task: string) => contained(dag).find((c) => !isHook(c) && c.name === `${dag.name}.${task}`);
   // Argo's targets: dag.target, else every task no other task depends on.
   const dagTargets = (n: ArgoNode): ArgoNode[] => {
     const tasks = dagTasks(n);
@@ -131,7 +132,7 @@ export function argoShape(st: ArgoStatus, spec?: Json, namespace?: string): Argo
     } else if (n.type === 'DAG') {
       const tasks = new Map(dagTasks(n).map((t) => [String(t.name), t]));
       for (const c of own) {
-        const task = tasks.get(c.displayName);
+        const task = tasks.get(c.name.slice(n.name.length + 1));
         const deps = task ? taskDeps(task) : [];
         const from = deps.map((d) => taskNode(n, d)).filter((x): x is ArgoNode => !!x);
         if (!from.length) link(n.id, c.id);

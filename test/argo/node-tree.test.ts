@@ -195,3 +195,31 @@ spec:
   expect(hook(`${st.name}.hooks.never`)).toBeUndefined();
   expect(Object.values(st.nodes).filter((n) => n.name.includes('.hooks.')).map((n) => n.outputs?.result)).not.toContain('never');
 });
+
+test('a template’s display-name annotation names its node; one Argo would refuse errs the node', async () => {
+  const { done } = await run(`apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {generateName: tree-display-}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    dag:
+      tasks:
+      - {name: named, template: named, arguments: {parameters: [{name: n, value: "3"}]}}
+      - {name: after, template: bad, depends: named}
+  - name: named
+    metadata: {annotations: {workflows.argoproj.io/display-name: "run-{{inputs.parameters.n}}"}}
+    inputs: {parameters: [{name: n}]}
+    container: {image: alpine, command: [sh, -c, "true"]}
+  - name: bad
+    metadata: {annotations: {workflows.argoproj.io/display-name: "not a name!"}}
+    container: {image: alpine, command: [sh, -c, "true"]}
+`);
+  const st = await done;
+  const named = Object.values(st.nodes).find((n) => n.name === `${st.name}.named`)!;
+  expect(named).toMatchObject({ displayName: 'run-3', phase: 'Succeeded' });
+  const after = Object.values(st.nodes).find((n) => n.name === `${st.name}.after`)!;
+  expect(after).toMatchObject({ phase: 'Error', message: 'displayName must match the regex ^[a-zA-Z0-9][a-zA-Z0-9-.]{0,61}[a-zA-Z0-9]$' });
+  expect(st.phase).toBe('Error');
+});

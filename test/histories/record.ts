@@ -223,6 +223,21 @@ spec:
     inputs: {parameters: [{name: msg}]}
     script: {image: alpine, command: [sh], source: 'echo "{{inputs.parameters.msg}}"'}
 `;
+// A template's display-name annotation (ARGO_PATCHES.displayName).
+const ARGO_DISPLAY_NAME = `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: recorded-argo-display-name}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - {name: one, template: named, arguments: {parameters: [{name: n, value: "1"}]}}
+  - name: named
+    metadata: {annotations: {workflows.argoproj.io/display-name: "run-{{inputs.parameters.n}}"}}
+    inputs: {parameters: [{name: n}]}
+    script: {image: alpine, command: [sh], source: 'echo named'}
+`;
 // A loop and a DAG larger than their (tiny) budgets: child workflows, and activities queued at the bound.
 const ARGO_FAN_OUT = `apiVersion: argoproj.io/v1alpha1
 kind: Workflow
@@ -296,6 +311,9 @@ try {
       save('argoWorkflow-fan-out', await argo.client.workflow.getHandle(`argo-${fanOutRun.id}`).fetchHistory(), `argo-${fanOutRun.id}`);
       // Its fourth child runs the three pods of `pair`, one at a time (max-activities-in-flight 1).
       save('argoSlice-fan-out', await argo.client.workflow.getHandle(`argo-${fanOutRun.id}--f4`).fetchHistory(), `argo-${fanOutRun.id}--f4`);
+      const displayRun = await argo.submit(prepare('recorded-argo-display-name.yaml', { text: ARGO_DISPLAY_NAME }));
+      await argo.wait(displayRun.id);
+      save('argoWorkflow-display-name', await argo.client.workflow.getHandle(`argo-${displayRun.id}`).fetchHistory(), `argo-${displayRun.id}`);
       const controllerRun = await argo.submit(prepare('recorded-argo-controller.yaml', { text: ARGO_CONTROLLER }));
       await argo.wait(controllerRun.id);
       save('argoWorkflow-controller', await argo.client.workflow.getHandle(`argo-${controllerRun.id}`).fetchHistory(), `argo-${controllerRun.id}`);

@@ -2,7 +2,7 @@
 // run's results, retryStrategy (one child node per attempt, backoff as a timer), then one attempt:
 // its inputs, its template-level locks, and its body by template type.
 import { isCancellation, patched, sleep } from '@temporalio/workflow';
-import { substituteDeep, type Scope } from '../../argo/lang/tags.js';
+import { substitute, substituteDeep, type Scope } from '../../argo/lang/tags.js';
 import type { ArgoNode, Json, NodeOutputs } from '../../argo/lang/types.js';
 import { ARGO_PATCHES } from './api.js';
 import type { RunContext } from './context.js';
@@ -17,6 +17,10 @@ import { resourceInput } from './pods.js';
 import { expressionRetries, lastRetryScope, pastMaxDuration, policyRetries, retryDelay, retryPlan } from './retry.js';
 import { runSteps } from './steps.js';
 import { holderKey, syncLocks, type LockRef } from './sync.js';
+
+const DISPLAY_NAME = 'workflows.argoproj.io/display-name';
+/** Argo's displayNameRegex (workflow/controller/operator.go). */
+const DISPLAY_NAME_RE = /^[a-zA-Z0-9][a-zA-Z0-9-.]{0,61}[a-zA-Z0-9]$/;
 
 /** Runs one template call; successful results of a memoized template are stored in its cache. */
 export async function runTemplate(ctx: RunContext, call: Call): Promise<NodeResult> {
@@ -77,6 +81,13 @@ async function runOnce(ctx: RunContext, call: Call, kind: ArgoNode['type'], atte
   } catch (e) {
     if (!(e instanceof UserError)) throw e;
     return finish(node, 'Error', e.message);
+  }
+  // The template's `workflows.argoproj.io/display-name` annotation (its inputs substituted) names the node.
+  const displayName = ((tmpl.metadata as Json | undefined)?.annotations as Json | undefined)?.[DISPLAY_NAME];
+  if (displayName !== undefined && patched(ARGO_PATCHES.displayName)) {
+    const dn = substitute(String(displayName), bound.scope);
+    if (!DISPLAY_NAME_RE.test(dn)) return finish(node, 'Error', `displayName must match the regex ${DISPLAY_NAME_RE.source}`);
+    node.displayName = dn;
   }
   const sync = tmpl.synchronization as Json | undefined;
   if (!sync || !patched(ARGO_PATCHES.sync)) return runBody(ctx, tmpl, node, bound, attempt, call.daemons);
