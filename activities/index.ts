@@ -2,7 +2,8 @@
 // deterministic name, undo operations treat "already gone" as done.
 import { Context } from '@temporalio/activity';
 import { mkdirSync } from 'node:fs';
-import { LocalJobBackend } from '../backends/local-jobs.js';
+import { chooseIsolation, LocalJobBackend } from '../backends/local-jobs.js';
+import type { LocalIsolationMode } from '../config/worker.js';
 import { LocalServingBackend } from '../backends/local-serving.js';
 import { applyRetention, latestValidCheckpoint } from '../backends/checkpoints.js';
 import { builtinCommand } from '../programs/commands.js';
@@ -23,6 +24,8 @@ import type { RecoverySite } from './recovery.js';
 import type { AwaitJobInput, CatalogEntry, CatalogInput, DeployInput, Deployment, ReadinessInput, ReadinessResult, SubmitJobInput } from './types.js';
 import { DEFAULTS, TUNING_DEFAULTS } from '../config/defaults.js';
 import { jobWatch, observeCatalogued, observeDeployment } from '../observe/activity-metrics.js';
+import { trainingWatch } from '../observe/in-flight.js';
+import { stageOfJobName } from '../observe/metrics.js';
 import { activityAuditor, defaultAuditSettings, type AuditSettings } from './audit.js';
 import { stateLog, type ObservedState } from './observed-states.js';
 import type { TenantPolicy } from '../contract/tenant-policy.js';
@@ -47,6 +50,16 @@ export interface ActivityConfig {
   audit?: AuditSettings;
   /** TANDEM_TENANT_POLICY: checked again here for runs started without the SDK (activities/tenant-policy.ts). */
   tenantPolicy?: TenantPolicy;
+  /** TANDEM_LOCAL_ISOLATION: how local pipeline jobs are isolated (default auto: the sandbox where it works). */
+  localIsolation?: LocalIsolationMode;
+}
+
+const warned = new Set<string>();
+/** Once per process: every worker assembly (and each test's) builds activities again. */
+function warnOnce(message: string): void {
+  if (warned.has(message)) return;
+  warned.add(message);
+  console.warn(message);
 }
 
 /** The guard of `policy` over these backends (a stage pinned to a runtime runs at its backend's site). */
@@ -72,8 +85,11 @@ function refuseDeniedEnv(env: Record<string, string> | undefined, what: string):
 }
 
 export function createActivities(config: ActivityConfig) {
-  // Every local pipeline job runs in its own sandbox: its run's data and checkpoints, nothing else of the home.
-  const local = new LocalJobBackend(config.home, Date.now, { isolation: 'sandbox' });
+  // Every local pipeline job runs in its own sandbox where the host can build one (its run's data and
+  // checkpoints, nothing else of the home); see chooseIsolation for the hosts that cannot.
+  const isolation = chooseIsolation(config.localIsolation ?? 'auto', config.tenantPolicy !== undefined);
+  if (isolation.warning) warnOnce(isolation.warning);
+  const local = new LocalJobBackend(config.home, Date.now, { isolation: isolation.isolation });
   const serving = new LocalServingBackend(config.home);
   const backends: BackendMap = { local, ...config.backends };
   const pollInitialMs = config.pollInitialMs ?? DEFAULTS.pollInitialMs;
@@ -116,7 +132,12 @@ export function createActivities(config: ActivityConfig) {
       };
       for (const [k, v] of Object.entries(input.params)) env[`TANDEM_${k.toUpperCase()}`] = String(v);
       const existing = await backend.findByName(input.name);
-      if (existing) return existing;
+      if (existing) {
+        // A retry after the outcome append failed (or the worker died) finds the job by name: its outcome
+        // is recorded now, marked adopted (an auditor sees intent + outcome for every job that runs).
+        await audit({ what: 'job.submitted', where: { site: existing.site, runtime: existing.runtime }, details: { runKey: input.runKey, stage: input.stage, name: existing.name, jobId: existing.jobId, resources: input.resources, adopted: true } });
+        return existing;
+      }
       // Intent first: a log that cannot take it stops the submission before anything runs.
       await audit.intent({ what: 'job.submitted', where: { site: siteOf(backend), runtime: backend.runtime }, details: { runKey: input.runKey, stage: input.stage, name: input.name, resources: input.resources } });
       const ref = await backend.submit({
@@ -135,36 +156,46 @@ export function createActivities(config: ActivityConfig) {
     },
 
     /** Polls until the job ends, heartbeating its state; a retried attempt re-attaches to the same job. */
-    async awaitJob({ ref, pollMaxMs = TUNING_DEFAULTS.pollMaxMs }: AwaitJobInput): Promise<JobStatus & { observed?: ObservedState[] }> {
+    async awaitJob({ ref, pollMaxMs = TUNING_DEFAULTS.pollMaxMs, run }: AwaitJobInput): Promise<JobStatus & { observed?: ObservedState[] }> {
       const ctx = Context.current();
       const backend = backendOf(ref);
       if (ctx.info.attempt > 1) ctx.log.info('re-attaching to job after a worker or observation failure', { jobId: ref.jobId, attempt: ctx.info.attempt });
       const backoff = new PollBackoff({ initialMs: pollInitialMs, maxMs: pollMaxMs, fastMs: DEFAULTS.runningPollMs });
       const seen = jobWatch(ref, { lastState: (ctx.info.heartbeatDetails as { state?: string } | undefined)?.state, scheduledAtMs: ctx.info.scheduledTimestampMs }); // metrics
       const observed = stateLog((ctx.info.heartbeatDetails as { observed?: unknown } | undefined)?.observed); // for the UI's Gantt
-      let runningSeen = false;
-      for (;;) {
-        let st: JobStatus | undefined;
-        try {
-          st = await backend.status(ref.jobId);
-          seen.observe(st.state);
-          observed.note(st.state);
-        } catch (e) {
-          // Could not observe: never a job failure. Keep watching with backoff.
-          ctx.log.warn('job status unavailable', { jobId: ref.jobId, error: (e as Error).message });
+      // The running job's step and loss as gauges (runs that pass who they are; the stage from the job's name otherwise).
+      const training = trainingWatch({ tenant: run?.tenant, pipeline: run?.pipeline, stage: run?.stage ?? stageOfJobName(ref.name), site: ref.site, runtime: ref.runtime });
+      try {
+        return await watchLoop();
+      } finally {
+        training.end();
+      }
+      async function watchLoop(): Promise<JobStatus & { observed?: ObservedState[] }> {
+        let runningSeen = false;
+        for (;;) {
+          let st: JobStatus | undefined;
+          try {
+            st = await backend.status(ref.jobId);
+            seen.observe(st.state);
+            observed.note(st.state);
+            training.progress(st.progress);
+          } catch (e) {
+            // Could not observe: never a job failure. Keep watching with backoff.
+            ctx.log.warn('job status unavailable', { jobId: ref.jobId, error: (e as Error).message });
+          }
+          const details = st ? { state: st.state, progress: st.progress, observed: observed.list } : { state: 'UNKNOWN', observed: observed.list };
+          ctx.heartbeat(details);
+          if (st?.state === 'RUNNING' && !runningSeen) {
+            runningSeen = true;
+            placementState.changed(); // started: where it runs, the sources say
+          }
+          if (st && classifyJobState(st.state) !== 'active') {
+            placementState.finished(ref.name); // ended: off the kept state now (a job it never kept marks the sources for a read)
+            return { ...st, observed: observed.list };
+          }
+          // Progress stays fresh while the job runs; the pause heartbeats on its own schedule however long it is.
+          await pollPause(ctx, backoff.pause(st?.state === 'RUNNING'), ref.jobId, details);
         }
-        const details = st ? { state: st.state, progress: st.progress, observed: observed.list } : { state: 'UNKNOWN', observed: observed.list };
-        ctx.heartbeat(details);
-        if (st?.state === 'RUNNING' && !runningSeen) {
-          runningSeen = true;
-          placementState.changed(); // started: where it runs, the sources say
-        }
-        if (st && classifyJobState(st.state) !== 'active') {
-          placementState.finished(ref.name); // ended: off the kept state now (a job it never kept marks the sources for a read)
-          return { ...st, observed: observed.list };
-        }
-        // Progress stays fresh while the job runs; the pause heartbeats on its own schedule however long it is.
-        await pollPause(ctx, backoff.pause(st?.state === 'RUNNING'), ref.jobId, details);
       }
     },
 
@@ -213,12 +244,13 @@ export function createActivities(config: ActivityConfig) {
 
     async awaitReadiness(input: ReadinessInput): Promise<ReadinessResult> {
       const ready = await checkReadiness(input, Context.current());
-      // A ready local revision retires the pipeline's older ones (kept for `tandem deployments rollback`).
+      // A ready local revision: the pipeline's newest gated one serves, the others are retired (kept for
+      // `tandem deployments rollback`).
       if (input.deployment.runtime === 'local') {
         const retired = await serving.retireOthers(input.deployment.name);
-        for (const name of retired) {
+        for (const { name, by } of retired) {
           observeDeployment('local', 'teardown'); // metrics
-          await audit({ what: 'deployment.retired', where: { site: 'local', runtime: 'local' }, details: { name, by: input.deployment.name } });
+          await audit({ what: 'deployment.retired', where: { site: 'local', runtime: 'local' }, details: { name, by } });
         }
       }
       return ready;

@@ -180,7 +180,7 @@ export function createRecoveryActivities(config: RecoveryConfig) {
     async chooseSite({ exclude, sites: only, job }: ChooseSiteInput): Promise<ChooseSiteResult> {
       // A misconfiguration is not an outage: fail now rather than wait for a site that cannot appear.
       const configured = [...sites.keys()];
-      if (!configured.length) throw failure('RuntimeUnavailable', 'failover needs Slurm sites, but this worker has none configured (set TANDEM_SITES_FILE; see README, "Failover between Slurm sites")');
+      if (!configured.length) throw failure('RuntimeUnavailable', 'failover needs Slurm sites, but this worker has none configured (set TANDEM_SITES_FILE; see docs/slurm.md, "Failover between Slurm sites")');
       const unknown = (only ?? []).filter((n) => !sites.has(n));
       if (unknown.length) throw failure('RuntimeUnavailable', `failover site${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} not configured on this worker (configured: ${configured.join(', ')})`);
       let order = only?.length ? only : configured;
@@ -258,7 +258,11 @@ export function createRecoveryActivities(config: RecoveryConfig) {
       const env: Record<string, string> = { ...input.env, TANDEM_RUN_ID: input.runKey, TANDEM_STAGE: input.stage, TANDEM_DATA_DIR: dirs.data, TANDEM_CHECKPOINT_DIR: dirs.checkpoints };
       for (const [k, v] of Object.entries(input.params)) env[`TANDEM_${k.toUpperCase()}`] = String(v);
       const existing = await s.backend.findByName(input.name);
-      if (existing) return existing;
+      if (existing) {
+        // Adopted by name on a retry: its outcome is recorded now (see submitJob).
+        await audit({ what: 'job.submitted', where: { site: input.site, runtime: existing.runtime }, details: { runKey: input.runKey, stage: input.stage, name: existing.name, jobId: existing.jobId, resources: input.resources, leased: !!input.leaseTtlMs, adopted: true } });
+        return existing;
+      }
       let command = input.command ?? builtinCommand(input.stage);
       if (input.leaseTtlMs) {
         const lease = leaseFile(s.root, input.runKey, input.name);

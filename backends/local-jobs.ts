@@ -11,7 +11,9 @@ import { isAlive, killGroup, processStartTime } from './proc.js';
 import { failure } from '../contract/failures.js';
 import { parseJsonLimited } from '../contract/limits.js';
 import { jobEnv, unspawnable } from './job-env.js';
-import { bwrapBinary, sandboxArgs, SandboxUnavailable } from '../activities/argo/sandbox.js';
+import { bwrapBinary, probeSandbox, sandboxArgs, SandboxUnavailable } from '../activities/argo/sandbox.js';
+import { findExecutable } from '../argo/local-command.js';
+import type { LocalIsolationMode } from '../config/worker.js';
 
 /**
  * How a local job is isolated. `sandbox`: in its own bubblewrap sandbox (activities/argo/sandbox.ts):
@@ -23,6 +25,25 @@ import { bwrapBinary, sandboxArgs, SandboxUnavailable } from '../activities/argo
  */
 export interface LocalJobOptions {
   isolation?: 'sandbox' | 'none';
+}
+
+/**
+ * The isolation a worker gives its local pipeline jobs (TANDEM_LOCAL_ISOLATION). `auto` sandboxes where
+ * bubblewrap works; where it does not (not installed, no user namespaces: a container's default seccomp
+ * profile), jobs run as plain processes and `warning` says so once, loudly — except with a tenant
+ * policy, where tenants must not read each other's files: then the sandbox stays, and each job fails
+ * saying what is missing. `sandbox` always sandboxes; `none` never (a single-user machine, by choice).
+ */
+export function chooseIsolation(mode: LocalIsolationMode, multiTenant: boolean, probe: () => { bwrap: string } | { error: string } = () => probeSandbox(findExecutable('bwrap'))): { isolation: 'sandbox' | 'none'; warning?: string } {
+  if (mode !== 'auto') return { isolation: mode };
+  const p = probe();
+  if (!('error' in p) || multiTenant) return { isolation: 'sandbox' };
+  return {
+    isolation: 'none',
+    warning:
+      `tandem: local pipeline jobs run WITHOUT a sandbox on this worker (they can read whatever its user can): ${p.error.replace(/^Tandem runs every local Argo pod and local pipeline job in a bubblewrap sandbox, and /, '')}. ` +
+      'Install bubblewrap to isolate them, or set TANDEM_LOCAL_ISOLATION=sandbox to refuse to run them unsandboxed (=none silences this).',
+  };
 }
 
 /** The Tandem installation (programs, and their dependencies' node_modules) a sandboxed job may read. */

@@ -2,9 +2,11 @@
 // state in <home>/deployments/<name>/ so a restarted worker finds (and does not duplicate) it.
 //
 // Lifecycle (`tandem deployments … ` on the local runtime, cli/deployments.ts): a pipeline's
-// deployments are its revisions, one a run, in the order they were created. A revision that passes its
-// readiness gate retires the pipeline's older serving ones (`retireOthers`: stopped, record kept so that
-// `rollback` can start it again); a failed or cancelled run's compensation removes its own (`undeploy`);
+// deployments are its revisions, one a run, in the order they were created. When a revision passes its
+// readiness gate, the newest gated revision of the pipeline serves and every other gated one is retired
+// (`retireOthers`: stopped, record kept so that `rollback` can start it again). A revision still on its
+// way to its gate is never retired: two runs of one pipeline deploying at once must not stop each
+// other's server mid-gate (the older run's gate would wait out its timeout on a dead endpoint); a failed or cancelled run's compensation removes its own (`undeploy`);
 // `stop` stops one and keeps its record; `tandem dev` stops, on exit, the ones its worker started
 // (`stopOwnedBy`); test code stops what is left under a directory with `stopModelServersUnder`.
 import { spawn } from 'node:child_process';
@@ -43,6 +45,8 @@ interface DeploymentRecord extends Omit<DeploymentRef, 'adopted' | 'endpoint'> {
   /** The process that started the server (the worker): `tandem dev` stops what its worker started. */
   owner?: { pid: number; startTime?: number };
   state?: LocalDeploymentState;
+  /** False from creation until the run's readiness gate passes (absent on older records: gated). */
+  gated?: boolean;
   /** Which deployment retired it, and when it stopped. */
   retiredBy?: string;
   stopped?: string;
@@ -130,6 +134,7 @@ export class LocalServingBackend {
       env: req.env,
       owner: { pid: process.pid, startTime: processStartTime(process.pid)?.start },
       state: 'serving',
+      gated: false,
     };
     const endpoint = await this.start(record, req.bindTimeoutMs);
     return { runtime: 'local', name: req.name, endpoint, model: req.model, checkpoint: req.checkpoint, adopted: false };
@@ -182,19 +187,24 @@ export class LocalServingBackend {
   }
 
   /**
-   * `name` is ready: the older deployments of its pipeline that still serve are retired (stopped, kept
-   * for rollback; a newer one, still on its way to its gate, is left alone). Returns the names retired.
-   * A deployment without a pipeline retires nothing.
+   * `name` passed its readiness gate: of the pipeline's gated revisions that still serve, the newest
+   * keeps serving and the others are retired (stopped, kept for rollback), `name` itself included when
+   * a newer revision passed its gate first. Revisions not yet gated are left alone. Returns the names
+   * retired, each with the revision that retired it. A deployment without a pipeline retires nothing.
    */
-  async retireOthers(name: string): Promise<string[]> {
-    const rows = this.rows();
-    const self = rows.find((r) => r.name === name);
-    if (!self?.pipeline) return [];
-    const retired: string[] = [];
+  async retireOthers(name: string): Promise<{ name: string; by: string }[]> {
+    const rec = this.record(name);
+    if (!rec) return [];
+    if (rec.gated === false) this.write({ ...rec, gated: true });
+    if (!rec.pipeline) return [];
+    const rows = this.rows().filter((r) => r.pipeline === rec.pipeline && r.state === 'serving' && this.record(r.name)?.gated !== false);
+    const winner = rows.at(-1); // rows are oldest first
+    if (!winner) return [];
+    const retired: { name: string; by: string }[] = [];
     for (const r of rows) {
-      if (r.name === name || r.pipeline !== self.pipeline || r.revision! > self.revision! || r.state === 'retired' || r.state === 'stopped') continue;
-      await this.stop(r.name, name);
-      retired.push(r.name);
+      if (r.name === winner.name) continue;
+      await this.stop(r.name, winner.name);
+      retired.push({ name: r.name, by: winner.name });
     }
     return retired;
   }

@@ -195,6 +195,14 @@ export function registerDoctorCommand(program: Command, c: Connectors): void {
       } catch (e) {
         if (!(e instanceof ConfigError)) throw e;
         connectable = false;
+        // The profile's own faults (a missing CA or certificate file, a profile not in the file), named:
+        // the worker configuration above is read without --profile, so they are not among its lines.
+        const ok = checks.findIndex((ch) => ch.name === 'configuration' && ch.ok);
+        if (ok >= 0) checks.splice(ok, 1);
+        for (const i of e.issues) {
+          const detail = `${i.source}${i.line ? `:${i.line}` : ''}${i.path ? ` ${i.path}` : ''}: ${i.message}`;
+          if (!checks.some((ch) => ch.detail === detail)) checks.push({ name: 'configuration', ok: false, detail });
+        }
         checks.push({ name: 'temporal', ok: false, detail: 'not checked: the connection settings above are invalid', fix: 'fix the TEMPORAL_* variables or the temporal.toml profile named above' });
       }
       const taskQueue = (connectable ? c.target?.().taskQueue : undefined) ?? config?.taskQueue ?? 'tandem';

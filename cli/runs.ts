@@ -52,7 +52,7 @@ export function formatRunReport(r: RunReport & { runId: string }): string {
 export function formatVerdict(v: ReplayVerdict, name: string): string {
   if (v.failed) return `${name}: replay FAILED — ${v.failed.replace(/\.$/, '')}.\nThis is not a verdict on determinism: fix the history (or the error in the workflow code) and replay again.`;
   if (v.deterministic) return `${name}: deterministic — ${v.events} events of ${v.workflowType} replay on the current code`;
-  return `${name}: NOT deterministic — ${v.explanation}${v.eventId ? ` (event ${v.eventId})` : ''}.\nGuard the change with patched() (see README, "Replay"), or keep the old code path until such runs have closed.`;
+  return `${name}: NOT deterministic — ${v.explanation}${v.eventId ? ` (event ${v.eventId})` : ''}.\nGuard the change with patched() (see docs/testing.md, "Replay of recorded histories"), or keep the old code path until such runs have closed.`;
 }
 
 async function readJson(file: string): Promise<unknown> {
@@ -85,12 +85,13 @@ export function registerRunsCommands(program: Command, connect: () => Promise<Ta
     .description('runs from Temporal visibility, newest first')
     .option('--status <status>', 'failed | running | completed | cancelled | terminated | timed-out')
     .option('--tenant <tenant>', 'only this tenant')
+    .option('--pipeline <name>', "only this pipeline (the spec's name)")
     .option('--since <when>', 'started within a duration (24h, 7d) or since a date')
     .option('--limit <n>', 'at most this many', '50')
     .option('--json', 'machine-readable output')
-    .action((o: { status?: RunStatusFilter; tenant?: string; since?: string; limit: string; json?: boolean }) =>
+    .action((o: { status?: RunStatusFilter; tenant?: string; pipeline?: string; since?: string; limit: string; json?: boolean }) =>
       withRuns(async (r) => {
-        const list = await r.list({ status: o.status, tenant: o.tenant, since: o.since, limit: Number(o.limit) });
+        const list = await r.list({ status: o.status, tenant: o.tenant, pipeline: o.pipeline, since: o.since, limit: Number(o.limit) });
         console.log(o.json ? JSON.stringify(list, null, 2) : formatRunList(list));
       }),
     );

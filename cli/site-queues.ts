@@ -1,5 +1,5 @@
 // `tandem run --site-queue zurich=tandem-zurich` (repeatable): the pipeline's tuning.siteQueues, so the
-// activities that touch a site run on that site's own workers (README, "A task queue per site").
+// activities that touch a site run on that site's own workers (docs/scaling.md, "A task queue per site").
 import { InvalidArgumentError } from 'commander';
 
 /** commander's collector for a repeatable `--site-queue <site=queue>`. */

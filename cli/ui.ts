@@ -30,7 +30,10 @@ export function registerUiCommand(program: Command, c: Connectors): void {
       const { loadCliConfig } = await import('../config/worker.js');
       const home = o.home ? resolve(o.home) : loadCliConfig().home;
       const [tandem, argo, { startUiServer }] = await Promise.all([c.connect(), c.connectArgo(), import('../ui/server.js')]);
-      const ui = await startUiServer({ tandem, argo, home, host: o.host, port: o.port, token, noAuth: !o.auth, temporalUi: o.temporalUi });
+      // Job output as `tandem logs` reads it: local files, Slurm through its backend, Kubernetes pod logs.
+      const { sourceFor } = await import('./logs.js');
+      const jobOutput = async (j: { stage: string; attempt: number; runtime: string; site: string; jobId: string }) => (await sourceFor(home, { ...j, at: '' })).read();
+      const ui = await startUiServer({ tandem, argo, home, host: o.host, port: o.port, token, noAuth: !o.auth, temporalUi: o.temporalUi, jobOutput });
       const open = token && !fromFile ? `${ui.url}/?token=${token}` : ui.url;
       console.log(`tandem ui: ${open}${fromFile ? ' (bearer token of --token-file required)' : token ? '' : ' (no authentication: --no-auth)'} — Ctrl-C stops`);
       await new Promise<void>((done) => {

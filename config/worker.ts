@@ -24,6 +24,10 @@ import { DEFAULTS, defaultsProblems } from './defaults.js';
 import { decodeKey, keyIdProblem, parseKeyring, type CodecKeys } from '../codec/keys.js';
 import { ConfigError, type ConfigIssue } from './errors.js';
 
+/** TANDEM_LOCAL_ISOLATION's values (backends/local-jobs.ts `chooseIsolation`). */
+export const LOCAL_ISOLATION_MODES = ['auto', 'sandbox', 'none'] as const;
+export type LocalIsolationMode = (typeof LOCAL_ISOLATION_MODES)[number];
+
 export type Env = Record<string, string | undefined>;
 
 /**
@@ -103,6 +107,10 @@ export interface WorkerConfig extends CliConfig, ClusterConfig {
   audit: AuditConfig;
   /** TANDEM_METRICS_*, TANDEM_LOG_*: the /metrics endpoint and the log format (observe/). */
   observe: ObserveConfig;
+  /** TANDEM_LOCAL_ISOLATION: how local pipeline jobs are isolated (backends/local-jobs.ts `chooseIsolation`). */
+  localIsolation: LocalIsolationMode;
+  /** TANDEM_WORKER_*: how much work the worker takes at once (its slots and workflow cache). */
+  slots: WorkerSlots;
 }
 
 export interface ToolConfig {
@@ -247,6 +255,10 @@ const workerShape = {
   ...codecShape(),
   ...auditShape(),
   ...observeShape(),
+  // auto (default): the bubblewrap sandbox where it works, else a plain process with a warning (never
+  // with a tenant policy); sandbox: always (jobs fail, saying why, where it does not work); none: never.
+  TANDEM_LOCAL_ISOLATION: optional(z.enum(LOCAL_ISOLATION_MODES, 'must be auto, sandbox or none')),
+  ...slotsShape(),
 };
 
 const toolShape = { TEMPORAL_CLI: optional(existingFile(true)), XDG_CACHE_HOME: optional(text) };
@@ -478,6 +490,8 @@ export function loadWorkerConfig(env: Env = process.env, opts: LoadOptions = {})
       codec: codecKeys(v, env, issue),
       audit: auditConfig(v, opts),
       observe: observeConfig(v, env, issue),
+      localIsolation: v.TANDEM_LOCAL_ISOLATION ?? 'auto',
+      slots: slotsConfig(v),
     };
   });
   return out;
@@ -651,6 +665,35 @@ export function loadCodecServerConfig(env: Env = process.env, opts: { noAuth?: b
 
 /** The Web UI of `tandem dev` / `temporal server start-dev` (port 8233). */
 const DEFAULTS_CODEC_ORIGINS = [`http://localhost:${DEFAULTS.devUiPort}`, `http://127.0.0.1:${DEFAULTS.devUiPort}`];
+
+// ---- worker slots (workers/worker.ts) --------------------------------------------------------------
+// How much work one worker takes at once, so that it refuses more (the server keeps the tasks queued for
+// another worker or for later) rather than run out of memory: TANDEM_WORKER_MAX_ACTIVITIES activity
+// executions (Temporal's default 100), TANDEM_WORKER_MAX_WORKFLOW_TASKS workflow tasks (default 40),
+// TANDEM_WORKER_MAX_CACHED_WORKFLOWS workflows kept in memory between their tasks (default
+// DEFAULTS.workerMaxCachedWorkflows; one beyond it is evicted and replayed from its history when its next
+// task comes). docs/scale.md has the memory each costs.
+
+function slotsShape() {
+  const count = z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(2, 'must be at least 2').max(100_000, 'must be at most 100000'));
+  return {
+    TANDEM_WORKER_MAX_ACTIVITIES: optional(count),
+    TANDEM_WORKER_MAX_WORKFLOW_TASKS: optional(count),
+    TANDEM_WORKER_MAX_CACHED_WORKFLOWS: optional(count),
+  };
+}
+
+export interface WorkerSlots {
+  maxActivities: number;
+  maxWorkflowTasks: number;
+  maxCachedWorkflows: number;
+}
+
+function slotsConfig(v: Partial<Parsed<ReturnType<typeof slotsShape>>>): WorkerSlots {
+  const maxCachedWorkflows = v.TANDEM_WORKER_MAX_CACHED_WORKFLOWS ?? DEFAULTS.workerMaxCachedWorkflows;
+  // Temporal refuses more concurrent workflow tasks than cached workflows.
+  return { maxActivities: v.TANDEM_WORKER_MAX_ACTIVITIES ?? DEFAULTS.workerMaxActivities, maxWorkflowTasks: Math.min(v.TANDEM_WORKER_MAX_WORKFLOW_TASKS ?? DEFAULTS.workerMaxWorkflowTasks, maxCachedWorkflows), maxCachedWorkflows };
+}
 
 // ---- audit log (audit/) ----------------------------------------------------------------------------
 // TANDEM_AUDIT_LOG: the hash-chained JSONL file every external side effect is appended to (default

@@ -3,6 +3,10 @@
 import { z } from 'zod';
 import { parseDuration } from './duration.js';
 
+/** phase2.checkEvery bounds: each read is a timer and an activity in the migration's history. */
+const MIN_CHECK_EVERY_MS = 1000;
+const MAX_CHECKS_PER_WINDOW = 1000; // about 11 events a read: ~11k, a fifth of the hard limit
+
 const duration = z
   .union([z.string(), z.number()])
   .refine((v) => parseDuration(v) !== undefined, { message: 'must be a duration such as "90s", "5m" or a number of seconds' });
@@ -62,7 +66,15 @@ export const MigrationPlanSchema = z
   .strict()
   .superRefine((p, ctx) => {
     if (p.legacyPartition === p.tandemPartition) ctx.addIssue({ code: 'custom', path: ['tandemPartition'], message: 'must differ from legacyPartition' });
-    if (p.phase2.checkEvery !== undefined && (parseDuration(p.phase2.checkEvery) ?? 0) > (parseDuration(p.phase2.observeFor) ?? Infinity)) ctx.addIssue({ code: 'custom', path: ['phase2', 'checkEvery'], message: `must not exceed observeFor (${p.phase2.observeFor})` });
+    if (p.phase2.checkEvery !== undefined) {
+      const every = parseDuration(p.phase2.checkEvery) ?? 0;
+      const window = parseDuration(p.phase2.observeFor) ?? Infinity;
+      // Each read is a timer and an activity in the migration's history: a bounded number per window
+      // keeps it far below Temporal's event limit (a terminated migration would leave routing changed).
+      if (every < MIN_CHECK_EVERY_MS) ctx.addIssue({ code: 'custom', path: ['phase2', 'checkEvery'], message: `must be at least 1s (got ${p.phase2.checkEvery})` });
+      else if (every > window) ctx.addIssue({ code: 'custom', path: ['phase2', 'checkEvery'], message: `must not exceed observeFor (${p.phase2.observeFor})` });
+      else if (window / every > MAX_CHECKS_PER_WINDOW) ctx.addIssue({ code: 'custom', path: ['phase2', 'checkEvery'], message: `reads the pool ${Math.ceil(window / every)} times in observeFor ${p.phase2.observeFor}; at most ${MAX_CHECKS_PER_WINDOW} are allowed: use checkEvery ≥ ${Math.ceil(window / MAX_CHECKS_PER_WINDOW / 1000)}s` });
+    }
     const s = p.phase2.steps;
     if (s.some((v, i) => i > 0 && v <= s[i - 1]!)) ctx.addIssue({ code: 'custom', path: ['phase2', 'steps'], message: 'must increase step by step' });
   });

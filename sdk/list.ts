@@ -26,20 +26,25 @@ const STATUS_NAMES = ['UNSPECIFIED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLE
 export async function* listExecutions(client: Client, query: string): AsyncGenerator<ListedExecution> {
   let nextPageToken: Uint8Array | undefined;
   do {
-    const res = await client.workflowService.listWorkflowExecutions({ namespace: client.options.namespace, query, nextPageToken });
-    for (const raw of res.executions ?? []) {
-      yield {
-        workflowId: raw.execution?.workflowId ?? '',
-        runId: raw.execution?.runId ?? '',
-        type: raw.type?.name ?? '',
-        status: STATUS_NAMES[raw.status ?? 0] ?? 'UNKNOWN',
-        startTime: optionalTsToDate(raw.startTime) ?? new Date(0),
-        closeTime: optionalTsToDate(raw.closeTime),
-        typedSearchAttributes: decodeTypedSearchAttributes(raw.searchAttributes?.indexedFields),
-      };
-    }
-    nextPageToken = res.nextPageToken?.length ? res.nextPageToken : undefined;
+    const page = await listExecutionsPage(client, query, { nextPageToken });
+    yield* page.executions;
+    nextPageToken = page.nextPageToken;
   } while (nextPageToken);
+}
+
+/** One page of executions (the server's page: at most `pageSize`), and the token of the next, if any. */
+export async function listExecutionsPage(client: Client, query: string, opts: { pageSize?: number; nextPageToken?: Uint8Array } = {}): Promise<{ executions: ListedExecution[]; nextPageToken?: Uint8Array }> {
+  const res = await client.workflowService.listWorkflowExecutions({ namespace: client.options.namespace, query, pageSize: opts.pageSize, nextPageToken: opts.nextPageToken });
+  const executions = (res.executions ?? []).map((raw) => ({
+    workflowId: raw.execution?.workflowId ?? '',
+    runId: raw.execution?.runId ?? '',
+    type: raw.type?.name ?? '',
+    status: STATUS_NAMES[raw.status ?? 0] ?? 'UNKNOWN',
+    startTime: optionalTsToDate(raw.startTime) ?? new Date(0),
+    closeTime: optionalTsToDate(raw.closeTime),
+    typedSearchAttributes: decodeTypedSearchAttributes(raw.searchAttributes?.indexedFields),
+  }));
+  return { executions, nextPageToken: res.nextPageToken?.length ? res.nextPageToken : undefined };
 }
 
 /**

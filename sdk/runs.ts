@@ -7,11 +7,11 @@ import type { temporal } from '@temporalio/proto';
 import Long from 'long';
 import { validatePipelineSpec } from '../contract/parse.js';
 import { STAGES, type PipelineSpecInput, type StageName } from '../contract/pipeline.js';
-import { SA_STAGE, SA_TENANT } from '../contract/search-attributes.js';
+import { SA_PIPELINE, SA_STAGE, SA_TENANT } from '../contract/search-attributes.js';
 import { parseDuration } from '../contract/duration.js';
 import { checkRunId } from '../contract/run-id.js';
 import type { HybridPipelineInput } from '../workflows/pipeline.js';
-import { describeExecution, listExecutions, type ListedExecution } from './list.js';
+import { describeExecution, listExecutions, listExecutionsPage, type ListedExecution } from './list.js';
 import { analyseHistory, decodeHistoryPayloads, type RunReport } from './history.js';
 import { codecProblem } from '../codec/problem.js';
 import type { PipelineHandle, TandemClient } from './client.js';
@@ -27,10 +27,19 @@ export interface RunSummary {
   runId: string;
   type: string;
   tenant?: string;
+  pipeline?: string;
   status: string;
   stage?: string;
   startedAt: Date;
+  closedAt?: Date;
   durationMs: number;
+}
+
+export interface RunFilter {
+  status?: RunStatusFilter;
+  tenant?: string;
+  pipeline?: string;
+  since?: string;
 }
 
 export class RunError extends Error {
@@ -55,20 +64,44 @@ export class Runs {
     return this.tandem.client;
   }
 
-  async list(opts: { status?: RunStatusFilter; tenant?: string; since?: string; limit?: number } = {}): Promise<RunSummary[]> {
+  async list(opts: RunFilter & { limit?: number } = {}): Promise<RunSummary[]> {
+    const out: RunSummary[] = [];
+    for await (const info of listExecutions(this.client, this.query(opts))) {
+      out.push(summary(info));
+      if (out.length >= (opts.limit ?? 100)) break;
+    }
+    return out;
+  }
+
+  /**
+   * One page of the listing, newest first, and an opaque token for the next page (the server's own
+   * cursor, base64url: safe in a URL). A token the server cannot read is a RunError.
+   */
+  async listPage(opts: RunFilter & { pageSize?: number; pageToken?: string } = {}): Promise<{ runs: RunSummary[]; nextPageToken?: string }> {
+    let token: Uint8Array | undefined;
+    if (opts.pageToken) {
+      if (!/^[A-Za-z0-9_-]+$/.test(opts.pageToken)) throw new RunError('the page token is malformed (it must be the one a listing gave)');
+      token = Buffer.from(opts.pageToken, 'base64url');
+    }
+    try {
+      const page = await listExecutionsPage(this.client, this.query(opts), { pageSize: opts.pageSize ?? 50, nextPageToken: token });
+      return { runs: page.executions.map(summary), nextPageToken: page.nextPageToken ? Buffer.from(page.nextPageToken).toString('base64url') : undefined };
+    } catch (e) {
+      if (token && /token|cursor|invalid/i.test((e as Error).message)) throw new RunError(`the page token was refused by the server: ${(e as Error).message}`);
+      throw e;
+    }
+  }
+
+  private query(opts: RunFilter): string {
     const clauses = [`WorkflowType IN (${WORKFLOW_TYPES.map(quote).join(', ')})`];
     if (opts.status) {
       if (!(opts.status in RUN_STATUSES)) throw new RunError(`--status must be one of ${Object.keys(RUN_STATUSES).join(', ')}`);
       clauses.push(`ExecutionStatus = ${quote(RUN_STATUSES[opts.status])}`);
     }
     if (opts.tenant) clauses.push(`${SA_TENANT.name} = ${quote(opts.tenant)}`);
+    if (opts.pipeline) clauses.push(`${SA_PIPELINE.name} = ${quote(opts.pipeline)}`);
     if (opts.since) clauses.push(`StartTime >= ${quote(sinceToDate(opts.since).toISOString())}`);
-    const out: RunSummary[] = [];
-    for await (const info of listExecutions(this.client, clauses.join(' AND '))) {
-      out.push(summary(info));
-      if (out.length >= (opts.limit ?? 100)) break;
-    }
-    return out;
+    return clauses.join(' AND ');
   }
 
   private async fetch(id: string): Promise<{ report: RunReport; history: temporal.api.history.v1.IHistory; runId: string; status: string }> {
@@ -201,9 +234,11 @@ function summary(info: ListedExecution): RunSummary {
     runId: info.runId,
     type: info.type,
     tenant: info.typedSearchAttributes.get(SA_TENANT),
+    pipeline: info.typedSearchAttributes.get(SA_PIPELINE),
     status: info.status,
     stage: info.typedSearchAttributes.get(SA_STAGE),
     startedAt: started,
+    closedAt: info.closeTime,
     durationMs: end.getTime() - started.getTime(),
   };
 }

@@ -14,7 +14,7 @@ import { startUiServer, type UiServer } from '../ui/server.js';
 import { esc } from '../ui/html.js';
 import { Runs } from '../sdk/runs.js';
 import { address, spec, startWorker, tempDir, uniqueQueue, waitFor } from './helpers.js';
-import { ARTIFACTS, browserTest, chromium, warnIfNoChromium } from './chromium.js';
+import { ARTIFACTS, browserTest, chromium, CHROMIUM, warnIfNoChromium } from './chromium.js';
 
 const HOSTILE = `<script>alert(1)</script><img src=x onerror=alert(2)> & more`;
 const DAG = `apiVersion: argoproj.io/v1alpha1
@@ -106,6 +106,48 @@ describe('the HTML the view serves', () => {
     expect((await fetch(`${ui.url}/`, { headers: { origin: 'http://evil.example' } })).status).toBe(403);
   });
 
+  test('the runs list: a pipeline column and filter, relative start times, and pages linked newest to oldest', async () => {
+    const byPipeline = await waitFor('the run listed by its pipeline', async () => {
+      const page = await get('/?pipeline=ui-demo');
+      return page.html.includes(`>${runId}</a>`) ? page : undefined;
+    });
+    expect(byPipeline.html).not.toContain(argoId);
+    expect(byPipeline.html).toContain('value="ui-demo"');
+    expect(byPipeline.html).toContain(`<a href="/?pipeline=ui-demo">ui-demo</a>`);
+    expect((await get('/?pipeline=no-such-pipeline')).html).not.toContain(runId);
+    expect(byPipeline.html).toMatch(/<time datetime="\d{4}-\d\d-\d\dT[\d:.]+Z" title="[^"]+">(\d+ (s|min|h) ago|just now)<\/time>/);
+    // One run a page: the first page links to the next, which holds another run; a forged token is a 400.
+    const paged = await startUiServer({ tandem: w.tandem, port: 0, pageSize: 1 });
+    try {
+      const first = await (await fetch(`${paged.url}/`)).text();
+      const ids = (html: string) => [...html.matchAll(/<a class="run" href="\/runs\/([^"]+)">/g)].map((m) => decodeURIComponent(m[1]!));
+      expect(ids(first)).toHaveLength(1);
+      const next = /<a class="next" href="([^"]+)">/.exec(first)![1]!.replace(/&amp;/g, '&');
+      const second = await (await fetch(`${paged.url}${next}`)).text();
+      expect(ids(second)).toHaveLength(1);
+      expect(ids(second)[0]).not.toBe(ids(first)[0]);
+      expect(second).toContain('<a class="first" href="/">« newest</a>');
+      expect((await fetch(`${paged.url}/?page=not*a*token`)).status).toBe(400);
+    } finally {
+      await paged.close();
+    }
+  });
+
+  test('a job attempt\'s output: linked from the run page, stdout and stderr escaped, a 404 for an attempt that never ran', async () => {
+    const { html } = await get(`/runs/${runId}`);
+    expect(html).toContain(`<a class="logs" href="/runs/${runId}/logs/train/1">output</a>`);
+    expect(html).toContain(`<a class="logs" href="/runs/${runId}/logs/preprocess/1">output</a>`);
+    // The finished training's last progress, from its watch's result.
+    expect(html).toMatch(/<span class="progress" data-step="200" data-total="200">.*step 200\/200 · loss [\d.]+/);
+    const logs = await get(`/runs/${runId}/logs/train/1`);
+    expect(logs.status).toBe(200);
+    expect(logs.html).toContain('<pre class="log stdout">');
+    expect(logs.html).toMatch(/train: step 200\/200 loss=[\d.]+/);
+    expect(logs.html).not.toContain('http-equiv="refresh"'); // closed: no reload
+    expect((await get(`/runs/${runId}/logs/train/7`)).status).toBe(404);
+    expect((await get(`/runs/${runId}/logs/train/x`)).status).toBe(400);
+  });
+
   test('a pipeline run: the Gantt of its stages, the loss curve from its checkpoints and job output, verified checkpoints', async () => {
     const { status, html } = await get(`/runs/${runId}`);
     expect(status).toBe(200);
@@ -173,8 +215,8 @@ describe('the HTML the view serves', () => {
 
   test('a run still going: the Gantt splits the watched job from its last heartbeat; cancelled, its compensations are marked', async () => {
     const id = `ui-live-${randomBytes(3).toString('hex')}`;
-    // About 20 s of training: long enough to look at while the watch runs.
-    const h = await w.tandem.launch(spec({ name: 'ui-live', tenant: 'ui-live', stages: { train: { steps: 100, checkpointEvery: 50, env: { TANDEM_STEP_DELAY_MS: '200' } } } }), { id, tuning: { pollMaxMs: 300 } });
+    // About 60 s of training (cancelled once looked at): long enough to look at while the watch runs.
+    const h = await w.tandem.launch(spec({ name: 'ui-live', tenant: 'ui-live', stages: { train: { steps: 300, checkpointEvery: 50, stepDelayMs: 200 } } }), { id, tuning: { pollMaxMs: 300 } });
     try {
       const row = await waitFor('the train watch heartbeating', async () => {
         const { html } = await get(`/runs/${id}`);
@@ -185,6 +227,33 @@ describe('the HTML the view serves', () => {
       expect(report.activities.find((a) => a.type === 'awaitJob' && a.stage === 'train')?.outcome).toBe('running');
       expect(row).toContain('<title>queue wait 0 ms (no queued state observed)</title>');
       expect(row).toMatch(/<title>running [\d.]+ (ms|s) so far \(RUNNING\)<\/title>/);
+      // Live: the page reloads itself (a meta refresh: the CSP allows no script), and the train stage
+      // shows the step and loss of the watch's last heartbeat, which a later reload moves on.
+      const live = await waitFor('training progress on the page', async () => {
+        const { html } = await get(`/runs/${id}`);
+        const m = /<span class="progress" data-step="(\d+)" data-total="300">.*?step \d+\/300 · loss ([\d.]+)<\/span>/.exec(html);
+        return m && Number(m[1]) > 0 ? { html, step: Number(m[1]) } : undefined;
+      });
+      expect(live.html).toContain('<meta http-equiv="refresh" content="5">');
+      expect(live.html).toContain('still running: this page reloads every 5 s');
+      await waitFor('a later step on reload', async () => {
+        const m = /<span class="progress" data-step="(\d+)"/.exec((await get(`/runs/${id}`)).html);
+        return m && Number(m[1]) > live.step ? true : undefined;
+      });
+      // The running job's output so far, on a page that reloads too.
+      const out = await waitFor('the running job\'s output', async () => {
+        const page = await get(`/runs/${id}/logs/train/1`);
+        return /train: step \d+\/300/.test(page.html) ? page : undefined;
+      });
+      expect(out.html).toContain('<meta http-equiv="refresh" content="5">');
+      if (CHROMIUM) {
+        mkdirSync(ARTIFACTS, { recursive: true });
+        await chromium([`--screenshot=${join(ARTIFACTS, 'live.png')}`, `${ui.url}/runs/${id}`], { window: '1280,1000' });
+        await chromium([`--screenshot=${join(ARTIFACTS, 'logs.png')}`, `${ui.url}/runs/${id}/logs/train/1`], { window: '1280,700' });
+        const dom = await chromium(['--dump-dom', `${ui.url}/runs/${id}`]);
+        expect(dom).toMatch(/<progress value="\d+" max="300">/);
+        expect(dom).toContain('data-name="running"');
+      }
     } finally {
       await h.cancel();
     }
@@ -198,7 +267,7 @@ describe('the HTML the view serves', () => {
     const { html } = await get(`/runs/${id}`);
     expect(html.match(/<g class="marker" data-kind="compensation">/g)).toHaveLength(undone.length);
     expect(html).toContain('<title>compensation: cancelJob completed</title>');
-  }, 60_000);
+  }, 120_000);
 
   test('an Argo run: the DAG with every node and its phase, dependencies as edges, outputs and logs escaped', async () => {
     const { html } = await get(`/runs/${argoId}`);

@@ -18,6 +18,21 @@ export function duration(ms: number): string {
 
 export const when = (d: Date | string | undefined): string => (d === undefined ? '-' : new Date(d).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z'));
 
+/** How long ago, in words ("3 min ago"); the page refreshes, so "now" is the request's. */
+export function ago(d: Date | string | undefined, now = Date.now()): string {
+  if (d === undefined) return '-';
+  const ms = now - new Date(d).getTime();
+  if (ms < 0) return 'just now';
+  if (ms < 45_000) return `${Math.max(1, Math.round(ms / 1000))} s ago`;
+  if (ms < 90 * 60_000) return `${Math.round(ms / 60_000)} min ago`;
+  if (ms < 36 * 3_600_000) return `${Math.round(ms / 3_600_000)} h ago`;
+  return `${Math.round(ms / 86_400_000)} d ago`;
+}
+
+/** A time as "3 min ago", the exact instant in its tooltip and datetime attribute. */
+export const timeAgo = (d: Date | string | undefined, now = Date.now()): string =>
+  d === undefined ? '-' : `<time datetime="${esc(new Date(d).toISOString())}" title="${esc(when(d))}">${esc(ago(d, now))}</time>`;
+
 /** A path segment of the view's own links (run ids may hold any character). */
 export const href = (...segments: string[]): string => '/' + segments.map(encodeURIComponent).join('/');
 
@@ -32,10 +47,10 @@ body{font-family:system-ui,sans-serif;margin:0;color:#222;background:#fafafa}
 header{background:#1f3a5f;color:#fff;padding:10px 20px;display:flex;gap:20px;align-items:baseline}
 header a{color:#fff;text-decoration:none;font-weight:bold}
 main{padding:16px 20px;max-width:1400px}
-h1{font-size:20px;margin:4px 0 12px} h2{font-size:16px;margin:22px 0 8px} h3{font-size:14px;margin:12px 0 6px;color:#333}
+h1{font-size:20px;margin:4px 0 12px;overflow-wrap:anywhere} h2{font-size:16px;margin:22px 0 8px} h3{font-size:14px;margin:12px 0 6px;color:#333}
 table{border-collapse:collapse;background:#fff;font-size:13px}
-th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
-th{background:#eef2f7}
+th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top;overflow-wrap:break-word}
+th{background:#eef2f7;white-space:nowrap} .job,td pre{overflow-wrap:anywhere}
 .status{font-weight:bold}
 .s-COMPLETED,.s-Completed,.s-completed,.s-Succeeded{color:#2d7a1f}
 .s-FAILED,.s-Failed,.s-failed,.s-Error,.s-TIMED_OUT{color:#b02a1a}
@@ -44,7 +59,9 @@ th{background:#eef2f7}
 .empty{color:#777} .note{color:#555;font-size:12px}
 pre{background:#fff;border:1px solid #ddd;padding:8px;max-height:260px;overflow:auto;font-size:12px;white-space:pre-wrap}
 form{margin:0 0 12px} .svg{overflow-x:auto;background:#fff;border:1px solid #ddd;display:inline-block}
-dl{display:grid;grid-template-columns:max-content auto;gap:2px 14px;font-size:13px} dt{color:#555}
+dl{display:grid;grid-template-columns:max-content auto;gap:2px 14px;font-size:13px} dt{color:#555} dd{margin:0;overflow-wrap:anywhere}
+.pager{margin:10px 0;font-size:13px} .pager a{margin-right:14px} progress{width:120px;vertical-align:middle}
+pre.log{max-height:70vh}
 `;
 
 /** A whole page. `refresh` (seconds) for runs still going; the view has no scripts at all. */

@@ -8,12 +8,26 @@ import type { TandemClient } from '../sdk/client.js';
 import type { RunReport } from '../sdk/history.js';
 import { decodeHistoryPayloads } from '../sdk/history.js';
 import type { ObservedState } from '../activities/observed-states.js';
+import type { JobProgress } from '../contract/outcome.js';
 
 const WATCHES = new Set(['awaitJob', 'watchAt']);
+
+/** What a running watch last heartbeated: the job states it saw, and the job's training progress. */
+export interface LiveWatch {
+  observed?: ObservedState[];
+  progress?: JobProgress;
+}
 
 /** Running watches' observations by their scheduled event id; empty for closed runs or on any error (the page still renders). */
 export async function liveObservations(tandem: TandemClient, report: RunReport & { runId: string }): Promise<Map<number, ObservedState[]>> {
   const out = new Map<number, ObservedState[]>();
+  for (const [id, w] of await liveWatches(tandem, report)) if (w.observed) out.set(id, w.observed);
+  return out;
+}
+
+/** Running watches' last heartbeats by their scheduled event id; empty for closed runs. */
+export async function liveWatches(tandem: TandemClient, report: RunReport & { runId: string }): Promise<Map<number, LiveWatch>> {
+  const out = new Map<number, LiveWatch>();
   const running = report.activities.filter((a) => WATCHES.has(a.type) && a.outcome === 'running');
   if (report.status !== 'Running' || !running.length) return out;
   const { client } = tandem;
@@ -30,8 +44,12 @@ export async function liveObservations(tandem: TandemClient, report: RunReport &
       const payload = infos[i]?.heartbeatDetails?.payloads?.[0];
       if (!payload) return;
       try {
-        const details = payloadConverter.fromPayload(payload as Payload) as { observed?: unknown } | null;
-        if (Array.isArray(details?.observed)) out.set(rec.scheduledEventId, details.observed as ObservedState[]);
+        const details = payloadConverter.fromPayload(payload as Payload) as { observed?: unknown; progress?: unknown } | null;
+        const w: LiveWatch = {};
+        if (Array.isArray(details?.observed)) w.observed = details.observed as ObservedState[];
+        const p = details?.progress as Partial<JobProgress> | undefined;
+        if (p && Number.isFinite(p.step) && Number.isFinite(p.total)) w.progress = p as JobProgress;
+        out.set(rec.scheduledEventId, w);
       } catch {
         /* undecodable (no codec key here): drawn whole, as without details */
       }

@@ -14,12 +14,12 @@ import type { TandemClient } from '../sdk/client.js';
 import { Runs, RunError, RUN_STATUSES, type RunStatusFilter } from '../sdk/runs.js';
 import type { ArgoStatus } from '../argo/lang/types.js';
 import { localJobDir } from '../argo/client.js';
-import { argoPage, errorPage, runPage, runsPage, type PageContext } from './pages.js';
+import { argoPage, errorPage, logsPage, runPage, runsPage, type PageContext } from './pages.js';
 import { timelineSvg } from './timeline-svg.js';
 import { readTail, trainingView } from './training.js';
-import { liveObservations } from './live.js';
+import { liveWatches, type LiveWatch } from './live.js';
+import { jobAttempts } from './attempts.js';
 import type { RunReport } from '../sdk/history.js';
-import type { ObservedState } from '../activities/observed-states.js';
 
 export interface ArgoStatusSource {
   status(name: string): Promise<ArgoStatus>;
@@ -41,7 +41,26 @@ export interface UiOptions {
   temporalUi?: string;
   /** How long to wait for an Argo run's status query (a closed run needs a worker to answer it). */
   queryTimeoutMs?: number;
+  /**
+   * A job attempt's output where its backend keeps it (`tandem ui` passes `tandem logs`' reader:
+   * local, Slurm, Kubernetes). Without it, local jobs are read from `home`.
+   */
+  jobOutput?: (job: JobOutputRef) => Promise<{ stdout: string; stderr?: string }>;
+  /** Runs a page of the listing holds (default 50). */
+  pageSize?: number;
 }
+
+/** The job attempt whose output is asked for, as the run's history names it. */
+export interface JobOutputRef {
+  stage: string;
+  attempt: number;
+  runtime: string;
+  site: string;
+  jobId: string;
+}
+
+/** Job output shown on a page: its last 256 KiB. */
+const OUTPUT_MAX = 256 * 1024;
 
 export interface UiServer {
   url: string;
@@ -68,7 +87,16 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 
 export async function startUiServer(opts: UiOptions): Promise<UiServer> {
   const runs = new Runs(opts.tandem);
-  const ctx: PageContext = { namespace: opts.tandem.namespace, temporalUi: opts.temporalUi };
+  const pageSize = opts.pageSize ?? 50;
+  const ctx: PageContext = { namespace: opts.tandem.namespace, temporalUi: opts.temporalUi, pageSize };
+  const jobOutput =
+    opts.jobOutput ??
+    (async (j: JobOutputRef) => {
+      if (j.runtime !== 'local') throw new Error(`job ${j.jobId} ran on ${j.runtime}: this view reads only local job output unless started by \`tandem ui\``);
+      if (!opts.home) throw new Error("the workers' home is not readable here: pass --home");
+      const dir = join(opts.home, 'jobs', j.jobId);
+      return { stdout: readTail(join(dir, 'stdout'), OUTPUT_MAX), stderr: readTail(join(dir, 'stderr'), OUTPUT_MAX) };
+    });
   const host = opts.host ?? '127.0.0.1';
   const queryTimeoutMs = opts.queryTimeoutMs ?? 5000;
 
@@ -111,7 +139,12 @@ export async function startUiServer(opts: UiOptions): Promise<UiServer> {
   }
 
   /** A running run's watches as their last heartbeats tell them; without them the Gantt draws the watch whole. */
-  const liveOf = (report: RunReport & { runId: string }) => withTimeout(liveObservations(opts.tandem, report), queryTimeoutMs, 'the pending activities').catch(() => new Map<number, ObservedState[]>());
+  const watchesOf = (report: RunReport & { runId: string }) => withTimeout(liveWatches(opts.tandem, report), queryTimeoutMs, 'the pending activities').catch(() => new Map<number, LiveWatch>());
+  const liveOf = async (report: RunReport & { runId: string }) => {
+    const out = new Map<number, NonNullable<LiveWatch['observed']>>();
+    for (const [id, w] of await watchesOf(report)) if (w.observed) out.set(id, w.observed);
+    return out;
+  };
 
   // Bound to loopback, the view answers only loopback names: a page on another site whose name was
   // rebound to 127.0.0.1 (DNS rebinding) sends its own name as Host and is refused.
@@ -144,9 +177,31 @@ export async function startUiServer(opts: UiOptions): Promise<UiServer> {
     if (parts.length === 0) {
       const s = url.searchParams.get('status') || undefined;
       const tenant = url.searchParams.get('tenant') || undefined;
+      const pipeline = url.searchParams.get('pipeline') || undefined;
+      const pageToken = url.searchParams.get('page') || undefined;
       if (s !== undefined && !Object.hasOwn(RUN_STATUSES, s)) return send(res, 400, errorPage(400, `status must be one of ${Object.keys(RUN_STATUSES).join(', ')}`), undefined, cookie);
-      const list = await runs.list({ status: s as RunStatusFilter | undefined, tenant, limit: 200 });
-      return send(res, 200, runsPage(list, { status: s as RunStatusFilter | undefined, tenant }, ctx), undefined, cookie);
+      const filter = { status: s as RunStatusFilter | undefined, tenant, pipeline };
+      let listed;
+      try {
+        listed = await runs.listPage({ ...filter, pageSize, pageToken });
+      } catch (e) {
+        if (pageToken && e instanceof RunError) return send(res, 400, errorPage(400, e.message), undefined, cookie);
+        throw e;
+      }
+      return send(res, 200, runsPage(listed.runs, { ...filter, page: pageToken }, ctx, listed.nextPageToken), undefined, cookie);
+    }
+    if (parts[0] === 'runs' && parts.length === 5 && parts[2] === 'logs') {
+      const attempt = Number(parts[4]);
+      if (!/^[1-9]\d{0,5}$/.test(parts[4]!)) return send(res, 400, errorPage(400, `the attempt must be a whole number from 1, not ${JSON.stringify(parts[4])}`), undefined, cookie);
+      const report = await runs.show(parts[1]!);
+      const a = jobAttempts(report).find((j) => j.stage === parts[3] && j.attempt === attempt);
+      if (!a) return send(res, 404, errorPage(404, `run ${report.workflowId} has no job for ${parts[3]} attempt ${attempt}`), undefined, cookie);
+      const running = report.status === 'Running' && !a.final;
+      const out = await jobOutput({ stage: a.stage, attempt: a.attempt, runtime: a.runtime, site: a.site, jobId: a.jobId }).then(
+        (o) => ({ stdout: o.stdout.slice(-OUTPUT_MAX), stderr: o.stderr?.slice(-OUTPUT_MAX), truncated: o.stdout.length > OUTPUT_MAX }),
+        (e: unknown) => ({ error: e instanceof Error ? e.message : String(e) }),
+      );
+      return send(res, 200, logsPage(report, a, out, running), undefined, cookie);
     }
     if (parts[0] === 'runs' && parts.length === 2) {
       const report = await runs.show(parts[1]!);
@@ -154,8 +209,8 @@ export async function startUiServer(opts: UiOptions): Promise<UiServer> {
         const { st, error } = await argoStatus(report.workflowId);
         return send(res, 200, argoPage(report, st, error, podLogs(st), ctx), undefined, cookie);
       }
-      const [training, live] = await Promise.all([trainingView(report, opts.home), liveOf(report)]);
-      return send(res, 200, runPage(report, training, ctx, live), undefined, cookie);
+      const [training, watches] = await Promise.all([trainingView(report, opts.home), watchesOf(report)]);
+      return send(res, 200, runPage(report, training, ctx, watches), undefined, cookie);
     }
     if (parts[0] === 'runs' && parts.length === 3 && parts[2] === 'timeline.svg') {
       const report = await runs.show(parts[1]!);

@@ -29,12 +29,17 @@ export function timelineSvg(report: RunReport, now = new Date(), live?: Readonly
   const end = report.closedAt?.getTime() ?? now.getTime();
   const span = Math.max(1, end - start);
   const W = 960;
-  const LEFT = 190;
+  const ROW = 18;
+  const attempts = jobAttempts(report, now.getTime(), live);
+  // The left column fits the longest row label (11 px sans: about 6.2 px a character), so no label runs into the bars.
+  const labels = [...attempts.map((j) => `job ${j.attempt} @ ${j.runtime}/${j.site}`), ...report.activities.map((a) => `${a.type}${a.attempt > 1 ? ` (attempt ${a.attempt})` : ''}`)];
+  const LEFT = Math.min(420, Math.max(190, 28 + Math.ceil(Math.max(0, ...labels.map((l) => l.length)) * 6.2)));
   const plot = W - LEFT - 20;
   const x = (t: number) => LEFT + ((t - start) / span) * plot;
   const f = (n: number) => n.toFixed(1);
-  const ROW = 18;
-  const attempts = jobAttempts(report, now.getTime(), live);
+  // The title and the run's failure, wrapped to the picture's width (never cut).
+  const heading = wrap(`${report.workflowId} — ${report.type}, ${report.status}, ${duration(span)}${report.failure ? `: ${report.failure}` : ''}`, Math.floor((W - 16) / 7.4));
+  const top = (heading.length - 1) * 17;
   const marks = markers(report, attempts);
   const bar = (a: ActivityRecord, y: number, label: string): string => {
     const a0 = a.scheduledAt!.getTime();
@@ -69,7 +74,7 @@ export function timelineSvg(report: RunReport, now = new Date(), live?: Readonly
     },
   });
   const rows: string[] = [];
-  let y = 70;
+  let y = 70 + top;
   for (const stage of report.stages) {
     const acts = report.activities.filter((a) => stageOf(a) === stage.name && a.scheduledAt);
     const work = acts.filter((a) => !isCompensation(a));
@@ -99,26 +104,69 @@ export function timelineSvg(report: RunReport, now = new Date(), live?: Readonly
   const axis: string[] = [];
   for (const offset of scaleLinear().domain([0, span]).ticks(6)) {
     const t = start + offset;
-    axis.push(`<line x1="${f(x(t))}" y1="54" x2="${f(x(t))}" y2="${y}" stroke="#ddd"/><text x="${f(x(t))}" y="50" font-size="10" text-anchor="middle" fill="#555">+${duration(t - start)}</text>`);
+    axis.push(`<line x1="${f(x(t))}" y1="${54 + top}" x2="${f(x(t))}" y2="${y}" stroke="#ddd"/><text x="${f(x(t))}" y="${50 + top}" font-size="10" text-anchor="middle" fill="#555">+${duration(t - start)}</text>`);
   }
-  const marked = marks.map((m, i) => `<g class="marker" data-kind="${m.kind}"><line x1="${f(x(m.at))}" y1="22" x2="${f(x(m.at))}" y2="${y}" stroke="${MARK[m.kind]}" stroke-width="1.2" stroke-dasharray="${m.kind === 'compensation' ? '2,2' : '5,3'}"/><text x="${f(x(m.at) + 3)}" y="${30 + (i % 2) * 10}" font-size="9" fill="${MARK[m.kind]}">${esc(m.kind)}</text><title>${esc(m.label)}</title></g>`);
-  const legend = [
-    ['queue wait', QUEUE_FILL],
-    ['running / completed', COLOURS.completed!],
-    ['failed', COLOURS.failed!],
-    ['infrastructure end', COLOURS['timed-out']!],
-  ]
-    .map(([name, colour], i) => `<rect x="${LEFT + i * 150}" y="${y + 8}" width="12" height="10" fill="${colour}"/><text x="${LEFT + 16 + i * 150}" y="${y + 17}" font-size="10">${esc(name)}</text>`)
-    .join('');
-  const title = `${report.workflowId} — ${report.type}, ${report.status}, ${duration(span)}${report.failure ? `: ${report.failure.slice(0, 90)}` : ''}`;
+  const marked = marks.map((m, i) => `<g class="marker" data-kind="${m.kind}"><line x1="${f(x(m.at))}" y1="${22 + top}" x2="${f(x(m.at))}" y2="${y}" stroke="${MARK[m.kind]}" stroke-width="1.2" stroke-dasharray="${m.kind === 'compensation' ? '2,2' : '5,3'}"/><text x="${f(x(m.at) + 3)}" y="${30 + top + (i % 2) * 10}" font-size="9" fill="${MARK[m.kind]}">${esc(m.kind)}</text><title>${esc(m.label)}</title></g>`);
+  // Every colour the chart uses, in one row (or two, when they do not fit).
+  const entries: { name: string; swatch: (x: number, y: number) => string }[] = [
+    ...(
+      [
+        ['queue wait', QUEUE_FILL],
+        ['running', COLOURS.running!],
+        ['completed', COLOURS.completed!],
+        ['failed', COLOURS.failed!],
+        ['infrastructure end', COLOURS['timed-out']!],
+        ['cancelled', COLOURS.cancelled!],
+      ] as [string, string][]
+    ).map(([name, colour]) => ({ name, swatch: (lx: number, ly: number) => `<rect x="${lx}" y="${ly}" width="12" height="10" fill="${colour}"/>` })),
+    { name: 'compensation', swatch: (lx, ly) => `<rect x="${lx}" y="${ly}" width="12" height="10" fill="${COLOURS.completed}" fill-opacity="0.5" stroke="#8e44ad" stroke-dasharray="3,2"/>` },
+    { name: 'failover / retry', swatch: (lx, ly) => `<line x1="${lx + 6}" y1="${ly - 1}" x2="${lx + 6}" y2="${ly + 11}" stroke="${MARK.failover}" stroke-width="1.2" stroke-dasharray="5,3"/>` },
+    { name: 'fence', swatch: (lx, ly) => `<line x1="${lx + 6}" y1="${ly - 1}" x2="${lx + 6}" y2="${ly + 11}" stroke="${MARK.fence}" stroke-width="1.2" stroke-dasharray="5,3"/>` },
+  ];
+  let lx = 8;
+  let ly = y + 8;
+  const legendItems: string[] = [];
+  for (const e of entries) {
+    const w = 22 + e.name.length * 5.8;
+    if (lx + w > W - 8) {
+      lx = 8;
+      ly += 16;
+    }
+    legendItems.push(`<g class="legend-item" data-name="${esc(e.name)}">${e.swatch(lx, ly)}<text x="${lx + 16}" y="${ly + 9}" font-size="10">${esc(e.name)}</text></g>`);
+    lx += w + 10;
+  }
+  const legend = `<g class="legend">${legendItems.join('')}</g>`;
+  const height = ly + 18;
   return [
-    `<svg xmlns="http://www.w3.org/2000/svg" class="tandem-timeline" width="${W}" height="${y + 26}" font-family="sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" class="tandem-timeline" width="${W}" height="${height}" font-family="sans-serif" font-size="12">`,
     `<rect width="100%" height="100%" fill="white"/>`,
-    `<text x="8" y="18" font-size="14" font-weight="bold">${esc(title)}</text>`,
+    `<text class="title" x="8" y="18" font-size="14" font-weight="bold">${heading.map((line, i) => `<tspan x="8" dy="${i ? 17 : 0}">${esc(line)}</tspan>`).join('')}</text>`,
     ...axis,
     ...rows,
     ...marked,
     legend,
     '</svg>',
   ].join('\n');
+}
+
+/** Words into lines of at most `width` characters (a longer word is split). */
+export function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (let word of text.split(/\s+/).filter(Boolean)) {
+    while (word.length > width) {
+      if (line) lines.push(line);
+      lines.push(word.slice(0, width));
+      word = word.slice(width);
+      line = '';
+    }
+    if (!line) line = word;
+    else if (line.length + 1 + word.length <= width) line += ` ${word}`;
+    else {
+      lines.push(line);
+      line = word;
+    }
+  }
+  if (line) lines.push(line);
+  return lines.length ? lines : [''];
 }

@@ -1,7 +1,7 @@
 // `npm run worker`: a long-running Tandem worker, configured from the environment by
 // config/worker.ts (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TANDEM_TASK_QUEUE, TANDEM_HOME, Slurm through
-// TANDEM_SLURM_API, TANDEM_SITES_FILE, TANDEM_QUOTAS_FILE, Kubernetes, migration sites; see README,
-// "Configuration"). A bad configuration is reported all at once, without a stack trace.
+// TANDEM_SLURM_API, TANDEM_SITES_FILE, TANDEM_QUOTAS_FILE, Kubernetes, migration sites; see
+// docs/configuration.md). A bad configuration is reported all at once, without a stack trace.
 import { Runtime } from '@temporalio/worker';
 import { createTandemWorker } from './worker.js';
 import { activityOptionsFromConfig } from './assembly.js';
@@ -35,11 +35,11 @@ const tracing = config.observe.tracing ? startTracing(config.observe.tracing, 't
 if (tracing) announce(`tandem worker: traces to ${config.observe.tracing!.endpoint} as service ${tracing.serviceName}`);
 // ----
 const { address, home } = config;
-// Slurm through FirecREST or slurmrestd when TANDEM_SLURM_API is set (see README, "Training on Slurm"),
+// Slurm through FirecREST or slurmrestd when TANDEM_SLURM_API is set (see docs/slurm.md),
 // failover sites, quotas, the tenant policy: the activity options a TandemPlugin builds from the same configuration.
 const activityOptions = activityOptionsFromConfig(config);
 const { recoverySites = [], quotas } = activityOptions;
-const { worker, connection } = await createTandemWorker({ ...activityOptions, address, connection: config.connection, oidc: config.oidc, namespace: config.namespace, taskQueue: config.taskQueue, tracing });
+const { worker, connection } = await createTandemWorker({ ...activityOptions, address, connection: config.connection, oidc: config.oidc, namespace: config.namespace, taskQueue: config.taskQueue, tracing, slots: config.slots });
 announce(`tandem worker: polling task queue "${worker.options.taskQueue}" on ${address}, local runtime state in ${home}${recoverySites.length ? `, failover sites ${recoverySites.map((s) => s.name).join(', ')}` : ''}${quotas ? `, quotas at ${Object.keys(quotas.quotas).join(', ')}` : ''}${config.tenantPolicy ? `, tenant policy ${config.tenantPolicy.file}` : ''}`);
 try {
   await worker.run();

@@ -161,8 +161,9 @@ export async function executeTemplate(body: unknown, runs: PluginRuns, state: Ex
       const down = now() - since;
       const why = `Temporal is not reachable: ${(e as Error).message}`;
       if (down >= state.unreachableLimitMs) {
+        // Still tracked: Argo stops asking about a Failed node, so the watch is what cancels the Tandem
+        // run (every node of its workflow finished) once Temporal answers again.
         state.outages.delete(t.workflowId);
-        state.watch?.untrack(t.workflowId);
         return { status: 200, reply: { node: { phase: 'Failed', message: `Tandem run ${t.workflowId}: ${why} (for ${seconds(down)}, over the plugin's limit of ${seconds(state.unreachableLimitMs)})` } } };
       }
       state.outages.set(t.workflowId, since);

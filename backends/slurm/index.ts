@@ -1,5 +1,5 @@
 // Tandem's Slurm backends, and the one place that builds the worker's Slurm backend from its settings
-// (config/worker.ts reads them from TANDEM_SLURM_API and friends; see README, "Training on Slurm").
+// (config/worker.ts reads them from TANDEM_SLURM_API and friends; see docs/slurm.md).
 export { FirecrestClient } from './firecrest-client.js';
 export { FirecrestJobBackend } from './firecrest-backend.js';
 export { SlurmrestdClient } from './slurmrestd-client.js';

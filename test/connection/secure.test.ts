@@ -4,6 +4,7 @@
 // (tls-front.ts) that refuses anything less; the worker (Rust core) and the client (grpc-js) both go
 // through it and a pipeline completes.
 import { writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { loadClientConfig } from '../../config/worker.js';
@@ -42,6 +43,18 @@ x-gateway-tenant = "acme"
 
 [profile.plain]
 address = "${front.address}"
+
+[profile.nocert]
+address = "${front.address}"
+[profile.nocert.tls]
+server_name = "temporal.test"
+server_ca_cert_path = "${pki.ca}"
+
+[profile.missingca]
+address = "${front.address}"
+[profile.missingca.tls]
+server_name = "temporal.test"
+server_ca_cert_path = "${join(dir, 'no-such-ca.pem')}"
 `,
   );
 }, 60_000);
@@ -123,3 +136,26 @@ test('the front refuses plain text, a stranger certificate and a wrong API key, 
   await expect(TandemClient.connect({ profile: 'secure', configFile: toml, apiKey: 'wrong-key' })).rejects.toThrow(/missing or wrong API key/);
   expect(front.refused).toBeGreaterThan(refused);
 }, 60_000);
+
+/** `tandem doctor` as a user runs it: a fresh CLI process, the profile named by --profile. */
+const doctor = (profile: string) =>
+  new Promise<{ code: number; out: string }>((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'doctor', '--profile', profile], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '', TEMPORAL_CONFIG_FILE: toml, TEMPORAL_ADDRESS: '', KUBECONFIG: '', TANDEM_SLURM_API: '', TANDEM_SITES_FILE: '' }, timeout: 90_000 }, (error, out, err) =>
+      resolve({ code: typeof error?.code === 'number' ? error.code : error ? -1 : 0, out: out + err }),
+    );
+  });
+
+test('tandem doctor --profile: a missing CA file is named; a server that wants TLS or a client certificate gets a hint saying so', async () => {
+  const missing = await doctor('missingca');
+  expect(missing.code).toBe(1);
+  expect(missing.out).toMatch(/FAIL\s+configuration\s+.*\(profile missingca\).*no-such-ca\.pem/);
+  expect(missing.out).toMatch(/FAIL\s+temporal\s+not checked: the connection settings above are invalid/);
+  expect(missing.out).not.toMatch(/ok\s+configuration/);
+  const plain = await doctor('plain');
+  expect(plain.code).toBe(1);
+  expect(plain.out).toMatch(/FAIL\s+temporal\s+cannot connect to .*if the server requires TLS, set TEMPORAL_TLS=true or the profile's tls section/);
+  const nocert = await doctor('nocert');
+  expect(nocert.code).toBe(1);
+  expect(nocert.out).toMatch(/FAIL\s+temporal\s+cannot connect to .*if the server requires a client certificate — mTLS —, set TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH/);
+  expect(nocert.out).not.toContain(apiKey);
+}, 240_000);

@@ -1,6 +1,6 @@
 // [fake] Argo templates annotated for Kubernetes run as Jobs on the fake API server (fake/) through the
 // real client; the pod's log becomes the step's result. On the fake because the real control plane's
-// kwok serves no kubelet API, so it has no pod logs (see README.md).
+// kwok serves no kubelet API, so it has no pod logs (see test/kubernetes/README.md).
 import { ArgoClient, prepare } from '../../argo/client.js';
 import { kubeName } from '../../activities/argo/kubernetes.js';
 import { address, startWorker, tempDir, uniqueQueue } from '../helpers.js';

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { AuditLog, canonicalJson, readAudit, verifyAudit, GENESIS_HASH } from '../../../audit/log.js';
+import { AuditLog, canonicalJson, loadAuditKey, readAudit, verifyAudit, GENESIS_HASH } from '../../../audit/log.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tandem-audit-'));
 let n = 0;
@@ -115,4 +115,38 @@ for (let i = 0; i < 40; i++) await log.append({ who: {}, what: 'job.submitted', 
   const v = verifyAudit(file);
   expect(v).toMatchObject({ ok: true, records: 120 });
   expect(new Set(readAudit(file).records.map((r) => r.record.who.operator)).size).toBe(3);
+});
+
+test('a forged MAC of 64 characters that are not hex is a mismatch named as such, not a crash', async () => {
+  const file = fresh();
+  const key = loadAuditKey(join(dir, `keys-${n}`, 'audit.key'), file, true);
+  const log = new AuditLog(file, 'op@test', key);
+  for (let i = 0; i < 3; i++) await log.append({ who: { tenant: 'acme' }, what: 'job.submitted', where: { site: 'local' } });
+  const ls = lines(file);
+  const r = JSON.parse(ls[1]!) as { mac: string };
+  r.mac = 'z'.repeat(64);
+  ls[1] = canonicalJson(r);
+  rewrite(file, ls);
+  const head = JSON.parse(readFileSync(`${file}.head`, 'utf8')) as { mac?: string };
+  head.mac = 'g'.repeat(64);
+  writeFileSync(`${file}.head`, JSON.stringify(head));
+  const v = verifyAudit(file, key);
+  expect(v.ok).toBe(false);
+  expect(v.problems.map((p) => `${p.seq ?? '-'}: ${p.message}`)).toEqual(expect.arrayContaining(['2: record seq 2 was forged or modified: its MAC does not match (written without the key)', expect.stringMatching(/head file .* was forged/)]));
+});
+
+test('the first keyed append to a log written without a key sets it aside and names it; the keyed log then verifies', async () => {
+  const file = await logOf(3); // unkeyed, as before workers had a key
+  const key = loadAuditKey(join(dir, `keys-up-${n}`, 'audit.key'), file, true);
+  const log = new AuditLog(file, 'op@test', key);
+  await log.append({ who: { tenant: 'acme' }, what: 'job.submitted', where: { site: 'local' } });
+  const records = readAudit(file).records.map((r) => r.record);
+  expect(records.map((r) => r.what)).toEqual(['audit.keyed', 'job.submitted']);
+  const previous = records[0]!.details!.previous as string;
+  expect(records[0]!.details).toMatchObject({ previousRecords: 3, previousHash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+  expect(verifyAudit(file, key)).toMatchObject({ ok: true, records: 2 });
+  expect(verifyAudit(previous)).toMatchObject({ ok: true, records: 3 }); // the old chain, intact where it went
+  // Once keyed, never again: a later append does not set the keyed log aside.
+  await log.append({ who: {}, what: 'job.cancelled', where: {} });
+  expect(readAudit(file).records.map((r) => r.record.what)).toEqual(['audit.keyed', 'job.submitted', 'job.cancelled']);
 });

@@ -134,3 +134,24 @@ test('what a watch observed: each state once, in order, with when it was first s
   for (let i = 0; i < 100; i++) flapping.note(i % 2 ? 'RUNNING' : 'PENDING');
   expect(flapping.list).toHaveLength(32);
 });
+
+test('the legend names every colour the chart uses, running apart from completed; a long failure is wrapped whole, never cut; long labels widen the left column', () => {
+  const long = `stage train failed: ${'the site zurich stopped answering and every other site was unhealthy '.repeat(4)}END-OF-MESSAGE`;
+  const svg = timelineSvg({ ...report, failure: long, activities: [...report.activities, { type: 'collectCheckpointFromAVeryFarAwaySiteWithALongName', stage: 'train', scheduledEventId: 30, workflowTaskCompletedEventId: 29, scheduledAt: t(60), closedAt: t(61), attempt: 12, outcome: 'completed', compensation: false }] });
+  const legend = [...svg.matchAll(/<g class="legend-item" data-name="([^"]+)">/g)].map((m) => m[1]);
+  expect(legend).toEqual(['queue wait', 'running', 'completed', 'failed', 'infrastructure end', 'cancelled', 'compensation', 'failover / retry', 'fence']);
+  expect(svg).toMatch(/data-name="running"><rect [^>]*fill="#2e86c1"/);
+  expect(svg).toMatch(/data-name="completed"><rect [^>]*fill="#4c9a2a"/);
+  const title = /<text class="title"[^>]*>([\s\S]*?)<\/text>/.exec(svg)![1]!;
+  const lines = [...title.matchAll(/<tspan[^>]*>([^<]*)<\/tspan>/g)].map((m) => m[1]!);
+  expect(lines.length).toBeGreaterThan(2);
+  expect(lines.join(' ')).toContain('END-OF-MESSAGE');
+  for (const l of lines) expect(l.length).toBeLessThanOrEqual(128);
+  // The bars start right of the longest label (11 px text, about 6.2 px a character).
+  const label = 'collectCheckpointFromAVeryFarAwaySiteWithALongName (attempt 12)';
+  const bar = /<rect class="activity" data-event="30" x="([\d.]+)"/.exec(svg)!;
+  expect(Number(bar[1])).toBeGreaterThanOrEqual(20 + label.length * 6.2);
+  // The legend's rows stay inside the picture.
+  const height = Number(/height="(\d+(?:\.\d+)?)" font-family/.exec(svg)![1]);
+  for (const m of svg.matchAll(/<g class="legend-item"[^>]*><rect x="([\d.]+)" y="([\d.]+)"/g)) expect(Number(m[2]) + 10).toBeLessThanOrEqual(height);
+});
