@@ -12,6 +12,7 @@ import { ArgoClient, ARGO_WORKFLOW_TYPE, ID_PREFIX } from '../argo/client.js';
 import { formatTree } from './argo.js';
 import { parseDuration } from '../contract/duration.js';
 import { DEFAULTS } from '../config/defaults.js';
+import { parseJsonLimited } from '../contract/limits.js';
 
 export function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
@@ -63,7 +64,7 @@ async function readJson(file: string): Promise<unknown> {
     throw new Error(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
   }
   try {
-    return JSON.parse(text);
+    return parseJsonLimited(text); // depth and size first (contract/limits.ts)
   } catch (e) {
     throw new Error(`${file} is not JSON: ${(e as Error).message}`);
   }

@@ -15,6 +15,9 @@ import { lintText } from '../../argo/lint/validate.js';
 import { historyFromFile } from '../../workers/replay.js';
 import { analyseHistory } from '../../sdk/history.js';
 import { defaultPayloadConverter } from '@temporalio/common';
+import { parseJsonLimited } from '../../contract/limits.js';
+import { parseTenantPolicy } from '../../contract/tenant-policy.js';
+import { readTemplate, type ExecuteTemplateArgs } from '../../argo/executor-plugin/protocol.js';
 
 const root = (p: string) => fileURLToPath(new URL(`../../${p}`, import.meta.url));
 const read = (p: string) => readFileSync(root(p), 'utf8');
@@ -97,6 +100,17 @@ export function targets(): Target[] {
     { name: 'spec', seeds: yamlSeeds([read('templates/examples/demo-pipeline.yaml')]), render: 'yaml-or-json', load: (t) => void parsePipelineSpec(t, 'fuzz.yaml') },
     { name: 'sites', seeds: yamlSeeds([SITES]), render: 'yaml-or-json', load: (t) => void parseSitesFile(t, 'sites.yaml') },
     { name: 'quotas', seeds: yamlSeeds([QUOTAS]), render: 'yaml-or-json', load: (t) => void parseQuotasFile(t, 'quotas.yaml') },
+    { name: 'tenant-policy', seeds: yamlSeeds([read('templates/tenant-policy.yaml')]), render: 'yaml-or-json', load: (t) => void parseTenantPolicy(t, 'policy.yaml') },
+    {
+      // The executor plugin's pipeline text (an Argo parameter): a Failed node naming the field, never a crash.
+      name: 'executor-plugin',
+      seeds: yamlSeeds([read('templates/examples/demo-pipeline.yaml')]),
+      render: 'yaml-or-json',
+      load: (t) => {
+        const r = readTemplate({ workflow: { metadata: { name: 'wf', uid: 'u' } }, template: { name: 't', plugin: { tandem: { pipeline: t } } } } as ExecuteTemplateArgs);
+        return r.kind === 'invalid' ? [{ path: 'plugin.tandem.pipeline', message: r.message }] : undefined;
+      },
+    },
     { name: 'argo', seeds: yamlSeeds(argoTexts.length ? argoTexts : ['apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {generateName: x-}\nspec:\n  entrypoint: main\n  templates:\n  - name: main\n    container: {image: alpine, command: [echo, hi]}\n']), render: 'yaml-or-json', load: (t) => lintText(t, 'argo.yaml').issues },
     {
       name: 'history',
@@ -105,7 +119,7 @@ export function targets(): Target[] {
       load: (t) => {
         let json: unknown;
         try {
-          json = JSON.parse(t);
+          json = parseJsonLimited(t); // as `tandem runs replay --file` reads it (cli/runs.ts)
         } catch (e) {
           // What `tandem runs replay --file` says for a file that is not JSON.
           throw new InputError('history file', [{ path: '', line: 1, message: `is not JSON: ${(e as Error).message}` }]);
@@ -215,6 +229,10 @@ const HOSTILE = [
   'a: &a ["x","x","x","x","x","x","x","x","x","x"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\n',
   `${'['.repeat(5000)}${']'.repeat(5000)}`,
   `${'a:\n '.repeat(500)}x`,
+  // Deep nesting that killed the executor plugin and Node (V8 out of memory) before contract/limits.ts.
+  `name: x\nextra: ${'{"a":'.repeat(20000)}1${'}'.repeat(20000)}\n`,
+  `${'{"a":'.repeat(20000)}1${'}'.repeat(20000)}`,
+  `${'- '.repeat(20000)}x\n`,
   `name: x\nenv:\n${Array.from({ length: 20000 }, (_, i) => `  K${i}: v`).join('\n')}\n`,
   '{"__proto__": {"polluted": true}, "constructor": {"prototype": {"x": 1}}}',
   '\u0000\u0000\u0000',
