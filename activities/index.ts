@@ -2,7 +2,8 @@
 // deterministic name, undo operations treat "already gone" as done.
 import { Context } from '@temporalio/activity';
 import { mkdirSync } from 'node:fs';
-import { LocalJobBackend } from '../backends/local-jobs.js';
+import { chooseIsolation, LocalJobBackend } from '../backends/local-jobs.js';
+import type { LocalIsolationMode } from '../config/worker.js';
 import { LocalServingBackend } from '../backends/local-serving.js';
 import { applyRetention, latestValidCheckpoint } from '../backends/checkpoints.js';
 import { builtinCommand } from '../programs/commands.js';
@@ -48,6 +49,16 @@ export interface ActivityConfig {
   audit?: AuditSettings;
   /** TANDEM_TENANT_POLICY: checked again here for runs started without the SDK (activities/tenant-policy.ts). */
   tenantPolicy?: TenantPolicy;
+  /** TANDEM_LOCAL_ISOLATION: how local pipeline jobs are isolated (default auto: the sandbox where it works). */
+  localIsolation?: LocalIsolationMode;
+}
+
+const warned = new Set<string>();
+/** Once per process: every worker assembly (and each test's) builds activities again. */
+function warnOnce(message: string): void {
+  if (warned.has(message)) return;
+  warned.add(message);
+  console.warn(message);
 }
 
 /** The guard of `policy` over these backends (a stage pinned to a runtime runs at its backend's site). */
@@ -63,8 +74,11 @@ export function tenantGuardOf(policy: TenantPolicy | undefined, backends: Backen
 }
 
 export function createActivities(config: ActivityConfig) {
-  // Every local pipeline job runs in its own sandbox: its run's data and checkpoints, nothing else of the home.
-  const local = new LocalJobBackend(config.home, Date.now, { isolation: 'sandbox' });
+  // Every local pipeline job runs in its own sandbox where the host can build one (its run's data and
+  // checkpoints, nothing else of the home); see chooseIsolation for the hosts that cannot.
+  const isolation = chooseIsolation(config.localIsolation ?? 'auto', config.tenantPolicy !== undefined);
+  if (isolation.warning) warnOnce(isolation.warning);
+  const local = new LocalJobBackend(config.home, Date.now, { isolation: isolation.isolation });
   const serving = new LocalServingBackend(config.home);
   const backends: BackendMap = { local, ...config.backends };
   const pollInitialMs = config.pollInitialMs ?? DEFAULTS.pollInitialMs;
@@ -106,7 +120,12 @@ export function createActivities(config: ActivityConfig) {
       };
       for (const [k, v] of Object.entries(input.params)) env[`TANDEM_${k.toUpperCase()}`] = String(v);
       const existing = await backend.findByName(input.name);
-      if (existing) return existing;
+      if (existing) {
+        // A retry after the outcome append failed (or the worker died) finds the job by name: its outcome
+        // is recorded now, marked adopted (an auditor sees intent + outcome for every job that runs).
+        await audit({ what: 'job.submitted', where: { site: existing.site, runtime: existing.runtime }, details: { runKey: input.runKey, stage: input.stage, name: existing.name, jobId: existing.jobId, resources: input.resources, adopted: true } });
+        return existing;
+      }
       // Intent first: a log that cannot take it stops the submission before anything runs.
       await audit.intent({ what: 'job.submitted', where: { site: siteOf(backend), runtime: backend.runtime }, details: { runKey: input.runKey, stage: input.stage, name: input.name, resources: input.resources } });
       const ref = await backend.submit({

@@ -258,7 +258,11 @@ export function createRecoveryActivities(config: RecoveryConfig) {
       const env: Record<string, string> = { ...input.env, TANDEM_RUN_ID: input.runKey, TANDEM_STAGE: input.stage, TANDEM_DATA_DIR: dirs.data, TANDEM_CHECKPOINT_DIR: dirs.checkpoints };
       for (const [k, v] of Object.entries(input.params)) env[`TANDEM_${k.toUpperCase()}`] = String(v);
       const existing = await s.backend.findByName(input.name);
-      if (existing) return existing;
+      if (existing) {
+        // Adopted by name on a retry: its outcome is recorded now (see submitJob).
+        await audit({ what: 'job.submitted', where: { site: input.site, runtime: existing.runtime }, details: { runKey: input.runKey, stage: input.stage, name: existing.name, jobId: existing.jobId, resources: input.resources, leased: !!input.leaseTtlMs, adopted: true } });
+        return existing;
+      }
       let command = input.command ?? builtinCommand(input.stage);
       if (input.leaseTtlMs) {
         const lease = leaseFile(s.root, input.runKey, input.name);

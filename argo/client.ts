@@ -132,23 +132,28 @@ export class ArgoClient {
    * close status (TERMINATED, CANCELED, TIMED_OUT, FAILED) is shown as it is.
    */
   async list(): Promise<{ name: string; status: string; startTime: Date; closeTime?: Date }[]> {
-    const out: { name: string; status: string; startTime: Date; closeTime?: Date }[] = [];
+    const out: { name: string; runId: string; status: string; startTime: Date; closeTime?: Date }[] = [];
     for await (const w of listExecutions(this.client, `WorkflowType = '${ARGO_WORKFLOW_TYPE}'`)) {
-      out.push({ name: w.workflowId.replace(ID_PREFIX, ''), status: w.status, startTime: w.startTime, closeTime: w.closeTime });
+      out.push({ name: w.workflowId.replace(ID_PREFIX, ''), runId: w.runId, status: w.status, startTime: w.startTime, closeTime: w.closeTime });
       if (out.length >= 200) break;
     }
-    await Promise.all(
-      out.map(async (w) => {
-        if (w.status === 'RUNNING') w.status = 'Running';
-        else if (w.status === 'COMPLETED') {
-          const phase = await this.handle(w.name)
+    // Each row's own execution (a retried workflow's older run shares its id with the newer one, whose
+    // result may still be pending), a few at a time.
+    const completed = out.filter((w) => w.status === 'COMPLETED');
+    for (const w of out) if (w.status === 'RUNNING') w.status = 'Running';
+    for (let i = 0; i < completed.length; i += 16) {
+      await Promise.all(
+        completed.slice(i, i + 16).map(async (w) => {
+          const phase = await this.client.workflow
+            .getHandle(`${ID_PREFIX}${w.name}`, w.runId, { followRuns: false })
             .result()
             .then((r) => (r as ArgoStatus | undefined)?.phase)
             .catch(() => undefined);
           if (phase) w.status = phase;
-        }
-      }),
-    );
+        }),
+      );
+    }
+    return out.map(({ runId: _runId, ...w }) => w);
     return out;
   }
 
@@ -187,7 +192,22 @@ export class ArgoClient {
     return { name, plan };
   }
 
+  /**
+   * Resumes the run's suspended nodes (those whose name contains `node`), as Argo's ResumeWorkflow and
+   * `argo node set` do: refused when a node would resume with a `valueFrom.supplied` output that has
+   * neither a value here nor a default, or when a parameter names an output the node does not supply.
+   */
   async resume(name: string, node?: string, parameters?: Record<string, string>): Promise<void> {
+    const [st, input] = await Promise.all([this.status(name), this.input(name)]);
+    const templates = new Map(((input.spec.templates ?? []) as Record<string, unknown>[]).map((t) => [String(t.name), t]));
+    for (const n of Object.values(st.nodes)) {
+      if (n.type !== 'Suspend' || n.phase !== 'Running' || (node && !n.name.includes(node))) continue;
+      const outs = (((templates.get(n.templateName ?? '')?.outputs ?? {}) as Record<string, unknown>).parameters ?? []) as { name?: unknown; valueFrom?: { supplied?: unknown; default?: unknown } }[];
+      const supplied = outs.filter((p) => p.valueFrom?.supplied !== undefined);
+      for (const k of Object.keys(parameters ?? {})) if (!supplied.some((p) => String(p.name) === k)) throw new Error(`node is not expecting output parameter '${k}'`);
+      const missing = supplied.find((p) => parameters?.[String(p.name)] === undefined && p.valueFrom?.default === undefined);
+      if (missing) throw new Error(`raw output parameter '${String(missing.name)}' has not been set and does not have a default value`);
+    }
     await this.handle(name).signal('argo.resume', { node, parameters });
   }
 

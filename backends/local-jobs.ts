@@ -9,8 +9,11 @@ import type { JobRef, JobStatus, JobProgress } from '../contract/outcome.js';
 import type { JobBackend, JobRequest } from './types.js';
 import { isAlive, killGroup, processStartTime } from './proc.js';
 import { failure } from '../contract/failures.js';
+import { parseJsonLimited } from '../contract/limits.js';
 import { jobEnv, unspawnable } from './job-env.js';
-import { bwrapBinary, sandboxArgs, SandboxUnavailable } from '../activities/argo/sandbox.js';
+import { bwrapBinary, probeSandbox, sandboxArgs, SandboxUnavailable } from '../activities/argo/sandbox.js';
+import { findExecutable } from '../argo/local-command.js';
+import type { LocalIsolationMode } from '../config/worker.js';
 
 /**
  * How a local job is isolated. `sandbox`: in its own bubblewrap sandbox (activities/argo/sandbox.ts):
@@ -22,6 +25,25 @@ import { bwrapBinary, sandboxArgs, SandboxUnavailable } from '../activities/argo
  */
 export interface LocalJobOptions {
   isolation?: 'sandbox' | 'none';
+}
+
+/**
+ * The isolation a worker gives its local pipeline jobs (TANDEM_LOCAL_ISOLATION). `auto` sandboxes where
+ * bubblewrap works; where it does not (not installed, no user namespaces: a container's default seccomp
+ * profile), jobs run as plain processes and `warning` says so once, loudly — except with a tenant
+ * policy, where tenants must not read each other's files: then the sandbox stays, and each job fails
+ * saying what is missing. `sandbox` always sandboxes; `none` never (a single-user machine, by choice).
+ */
+export function chooseIsolation(mode: LocalIsolationMode, multiTenant: boolean, probe: () => { bwrap: string } | { error: string } = () => probeSandbox(findExecutable('bwrap'))): { isolation: 'sandbox' | 'none'; warning?: string } {
+  if (mode !== 'auto') return { isolation: mode };
+  const p = probe();
+  if (!('error' in p) || multiTenant) return { isolation: 'sandbox' };
+  return {
+    isolation: 'none',
+    warning:
+      `tandem: local pipeline jobs run WITHOUT a sandbox on this worker (they can read whatever its user can): ${p.error.replace(/^Tandem runs every local Argo pod and local pipeline job in a bubblewrap sandbox, and /, '')}. ` +
+      'Install bubblewrap to isolate them, or set TANDEM_LOCAL_ISOLATION=sandbox to refuse to run them unsandboxed (=none silences this).',
+  };
 }
 
 /** The Tandem installation (programs, and their dependencies' node_modules) a sandboxed job may read. */
@@ -216,7 +238,7 @@ export class LocalJobBackend implements JobBackend {
       // A sandboxed job writes it in its scratch directory; a plain one beside its job record.
       const file = [join(dir, 'work', 'progress.json'), join(dir, 'progress.json')].find((f) => existsSync(f));
       if (!file || statSync(file).size > MAX_PROGRESS_BYTES) return undefined;
-      return JSON.parse(readFileSync(file, 'utf8')) as JobProgress;
+      return parseJsonLimited(readFileSync(file, 'utf8')) as JobProgress;
     } catch {
       return undefined; // absent, or caught mid-write: the next poll sees it
     }

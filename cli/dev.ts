@@ -44,22 +44,50 @@ async function observability(config: WorkerConfig, format: LogFormat | undefined
   return { metrics: ports ? await startMetricsServer({ host, port: ports.port }) : undefined, sdkMetrics: sdkMetrics && `http://${sdkMetrics}/metrics` };
 }
 
+interface DevLock {
+  pid: number;
+  startTime?: number;
+  /** The Temporal dev server this `tandem dev` started (its own session: no terminal signal reaches it). */
+  server?: { pid: number; startTime?: number };
+}
+
+function readLock(file: string): DevLock | undefined {
+  try {
+    return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as DevLock) : undefined;
+  } catch {
+    return undefined; // an unreadable lock is a stale one
+  }
+}
+
+/**
+ * A `tandem dev` killed outright (SIGKILL, a crash) cannot stop its server, which runs detached: the
+ * next one on the same state stops it, before checking its ports (which it would hold).
+ */
+async function stopOrphanedServer(state: string): Promise<void> {
+  const held = readLock(join(state, 'dev.lock'));
+  if (!held?.server || isAlive(held.pid, held.startTime) || !isAlive(held.server.pid, held.server.startTime)) return;
+  const { pid, startTime } = held.server;
+  process.kill(pid, 'SIGTERM');
+  for (let i = 0; i < 100 && isAlive(pid, startTime); i++) await new Promise((r) => setTimeout(r, 50));
+  if (isAlive(pid, startTime)) process.kill(pid, 'SIGKILL');
+  console.log(`tandem dev: stopped the Temporal dev server (pid ${pid}) that an earlier \`tandem dev\` on ${state} left running`);
+}
+
 /**
  * The state directory is this `tandem dev`'s own: a second one on it (its SQLite, its runs' homes) is
- * refused while the first lives. Returns the release.
+ * refused while the first lives. Returns the release, and where to record the server it starts.
  */
-function lockState(state: string): () => void {
+function lockState(state: string): { unlock: () => void; recordServer: (pid: number) => void } {
   mkdirSync(state, { recursive: true });
   const file = join(state, 'dev.lock');
-  let held: { pid: number; startTime?: number } | undefined;
-  try {
-    held = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as typeof held) : undefined;
-  } catch {
-    held = undefined; // an unreadable lock is a stale one
-  }
+  const held = readLock(file);
   if (held && held.pid !== process.pid && isAlive(held.pid, held.startTime)) throw new Error(`state directory ${state} is in use by another \`tandem dev\` (pid ${held.pid}); give this one its own with --state <dir>`);
-  writeFileSync(file, JSON.stringify({ pid: process.pid, startTime: processStartTime(process.pid)?.start }));
-  return () => rmSync(file, { force: true });
+  const lock: DevLock = { pid: process.pid, startTime: processStartTime(process.pid)?.start };
+  writeFileSync(file, JSON.stringify(lock));
+  return {
+    unlock: () => rmSync(file, { force: true }),
+    recordServer: (pid) => writeFileSync(file, JSON.stringify({ ...lock, server: { pid, startTime: processStartTime(pid)?.start } })),
+  };
 }
 
 export async function runDev(o: { port: number; uiPort: number; state: string; keep?: boolean; logFormat?: LogFormat }): Promise<void> {
@@ -67,6 +95,7 @@ export async function runDev(o: { port: number; uiPort: number; state: string; k
   checkPort('--port', o.port);
   checkPort('--ui-port', o.uiPort);
   if (o.port === o.uiPort) throw new Error(`--port and --ui-port must differ (both ${o.port})`);
+  await stopOrphanedServer(resolve(o.state));
   // Never attach to a server this command did not start (a worker with this user's environment and
   // home would take another user's tasks): a port in use is an error, before anything starts.
   for (const [flag, p] of [['--port', o.port], ['--ui-port', o.uiPort]] as const) {
@@ -76,7 +105,7 @@ export async function runDev(o: { port: number; uiPort: number; state: string; k
   // The dev worker serves the dev server's default namespace and task queue, its home is --state.
   const config = loadWorkerConfig();
   const state = resolve(o.state);
-  const unlock = lockState(state);
+  const { unlock, recordServer } = lockState(state);
   const observed = await observability(config, o.logFormat, true);
   let server: Awaited<ReturnType<typeof startDevServer>> | undefined;
   let connection: { close(): Promise<void> } | undefined;
@@ -93,17 +122,20 @@ export async function runDev(o: { port: number; uiPort: number; state: string; k
     console.log(`tandem dev: stopping (${signal}): worker, ${o.keep ? 'dev server (--keep: model servers stay up)' : 'model servers and dev server'}`);
     stopWorker();
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  // SIGHUP (the terminal closed) and SIGQUIT too: the server runs detached, so a signal that ended this
+  // process by default would leave it running.
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const;
+  for (const sig of signals) process.on(sig, onSignal);
   try {
     // In a process group of its own: the terminal's Ctrl-C reaches this process alone, which stops the
     // server after the worker (a server gone first leaves the worker's shutdown waiting on it).
     server = await startDevServer({ dbFile: join(state, 'temporal.db'), ui: true, port: o.port, uiPort: o.uiPort, ownProcessGroup: true });
+    recordServer(server.pid);
     const recoverySites = sitesOf(config.sites?.parsed, config.sites?.secrets ?? {});
     if (recoverySites.length) console.log(`tandem: failover sites ${recoverySites.map((s) => s.name).join(', ')} (TANDEM_SITES_FILE); use \`tandem run --failover\``);
     const quotas = config.quotas?.parsed;
     if (quotas) console.log(`tandem: tenant quotas at ${Object.keys(quotas.quotas).join(', ')} (TANDEM_QUOTAS_FILE); \`tandem quotas\` shows what is held`);
-    const created = await createTandemWorker({ address: server.address, home: state, backends: configuredBackends(config), recoverySites, quotas, tenantPolicy: config.tenantPolicy?.parsed, cluster: config });
+    const created = await createTandemWorker({ address: server.address, home: state, backends: configuredBackends(config), recoverySites, quotas, tenantPolicy: config.tenantPolicy?.parsed, cluster: config, localIsolation: config.localIsolation, slots: config.slots });
     connection = created.connection;
     const { worker } = created;
     console.log(`Temporal: ${server.address}   Web UI: ${server.uiUrl}   state: ${state}   pid: ${process.pid}`);
@@ -126,8 +158,7 @@ export async function runDev(o: { port: number; uiPort: number; state: string; k
     await server?.stop();
     await observed.metrics?.close();
     unlock();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    for (const sig of signals) process.off(sig, onSignal);
   }
 }
 
@@ -156,7 +187,7 @@ export async function runDemo(o: { spec?: string; keep?: boolean; logFormat?: Lo
   const server = await startDevServer({ dbFile: join(state, 'temporal.db'), ui: true, log: (l) => console.log(l) });
   console.log(`tandem demo: Temporal server ${server.address} (real dev server, SQLite in ${state})`);
   console.log(`tandem demo: Web UI ${server.uiUrl}/namespaces/default/workflows`);
-  const { worker, connection } = await createTandemWorker({ address: server.address, home: state, backends: configuredBackends(config), cluster: config });
+  const { worker, connection } = await createTandemWorker({ address: server.address, home: state, backends: configuredBackends(config), cluster: config, localIsolation: config.localIsolation, slots: config.slots });
   const running = worker.run();
   const client = await TandemClient.connect({ address: server.address });
   let ok = false;

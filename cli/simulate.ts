@@ -48,8 +48,8 @@ export interface SimulateOptions {
   busyW?: number;
 }
 
-/** The most a trace may hold once decompressed (512 MiB, about the longest string V8 makes): beyond it, an error rather than memory without bound. */
-export const MAX_TRACE_BYTES = 512 * 2 ** 20;
+/** The most a trace may hold once decompressed (500 MiB, below the longest string V8 makes, 2^29 - 24 characters): beyond it, an error rather than memory without bound. */
+export const MAX_TRACE_BYTES = 500 * 2 ** 20;
 
 /** A trace file's text: gzip (by its magic bytes) decompressed up to `limit` bytes, then an error naming the file. */
 export function traceText(file: string, limit = MAX_TRACE_BYTES): string {

@@ -74,6 +74,16 @@ export const DEFAULTS = {
    * heartbeat timeout however long the poll gap is (activities/poll.ts, contract/tuning.ts watchHeartbeatMs).
    */
   runningPollMs: 1000,
+
+  /** A worker's concurrent activity executions (TANDEM_WORKER_MAX_ACTIVITIES; Temporal's default). */
+  workerMaxActivities: 100,
+  /** A worker's concurrent workflow tasks (TANDEM_WORKER_MAX_WORKFLOW_TASKS; Temporal's default). */
+  workerMaxWorkflowTasks: 40,
+  /**
+   * Workflows a worker keeps in memory between their tasks (TANDEM_WORKER_MAX_CACHED_WORKFLOWS). The
+   * bound on its memory: a pipeline beyond it is evicted and replayed when its next task comes.
+   */
+  workerMaxCachedWorkflows: 1000,
 } as const;
 
 /** DEFAULTS with its literal types widened, so tests can check other values. */

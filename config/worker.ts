@@ -23,6 +23,10 @@ import { DEFAULTS, defaultsProblems } from './defaults.js';
 import { decodeKey, keyIdProblem, parseKeyring, type CodecKeys } from '../codec/keys.js';
 import { ConfigError, type ConfigIssue } from './errors.js';
 
+/** TANDEM_LOCAL_ISOLATION's values (backends/local-jobs.ts `chooseIsolation`). */
+export const LOCAL_ISOLATION_MODES = ['auto', 'sandbox', 'none'] as const;
+export type LocalIsolationMode = (typeof LOCAL_ISOLATION_MODES)[number];
+
 export type Env = Record<string, string | undefined>;
 
 /**
@@ -102,6 +106,10 @@ export interface WorkerConfig extends CliConfig, ClusterConfig {
   audit: AuditConfig;
   /** TANDEM_METRICS_*, TANDEM_LOG_*: the /metrics endpoint and the log format (observe/). */
   observe: ObserveConfig;
+  /** TANDEM_LOCAL_ISOLATION: how local pipeline jobs are isolated (backends/local-jobs.ts `chooseIsolation`). */
+  localIsolation: LocalIsolationMode;
+  /** TANDEM_WORKER_*: how much work the worker takes at once (its slots and workflow cache). */
+  slots: WorkerSlots;
 }
 
 export interface ToolConfig {
@@ -240,6 +248,10 @@ const workerShape = {
   ...codecShape(),
   ...auditShape(),
   ...observeShape(),
+  // auto (default): the bubblewrap sandbox where it works, else a plain process with a warning (never
+  // with a tenant policy); sandbox: always (jobs fail, saying why, where it does not work); none: never.
+  TANDEM_LOCAL_ISOLATION: optional(z.enum(LOCAL_ISOLATION_MODES, 'must be auto, sandbox or none')),
+  ...slotsShape(),
 };
 
 const toolShape = { TEMPORAL_CLI: optional(existingFile(true)), XDG_CACHE_HOME: optional(text) };
@@ -469,6 +481,8 @@ export function loadWorkerConfig(env: Env = process.env, opts: LoadOptions = {})
       codec: codecKeys(v, env, issue),
       audit: auditConfig(v, opts),
       observe: observeConfig(v, env, issue),
+      localIsolation: v.TANDEM_LOCAL_ISOLATION ?? 'auto',
+      slots: slotsConfig(v),
     };
   });
   return out;
@@ -521,7 +535,28 @@ function codecServerShape() {
     ...codecShape(),
     TANDEM_CODEC_SERVER_ORIGINS: optional(siteList.pipe(z.array(z.string().refine((o) => URL.canParse(o) && /^https?:$/.test(new URL(o).protocol) && new URL(o).origin === o, 'each entry must be an origin such as http://localhost:8233 (scheme, host and port; no path)')))),
     TANDEM_CODEC_SERVER_TOKEN: optional(z.string().min(16, 'must be at least 16 characters')),
+    TANDEM_CODEC_SERVER_OIDC_ISSUER: optional(httpUrl),
+    TANDEM_CODEC_SERVER_OIDC_JWKS_URL: optional(httpUrl),
+    TANDEM_CODEC_SERVER_OIDC_AUDIENCE: optional(text),
+    TANDEM_CODEC_SERVER_OIDC_CLAIM: optional(z.string().regex(/^[A-Za-z0-9_.:/-]{1,128}$/, 'must be a claim name')),
+    TANDEM_CODEC_SERVER_TENANT_KEYS: optional(text),
+    TANDEM_CODEC_SERVER_HOSTS: optional(siteList.pipe(z.array(z.string().regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/, 'each entry must be a host[:port] as a Host header carries it')))),
   };
+}
+
+/** `tenant=id id;tenant2=id`: each tenant (or namespace) and the key ids it may use. */
+function tenantKeys(text: string, issue: (i: ConfigIssue) => void): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const part of text.split(';').map((p) => p.trim()).filter(Boolean)) {
+    const m = /^([A-Za-z0-9._-]{1,128})\s*=\s*([A-Za-z0-9._\-\s,]+)$/.exec(part);
+    if (!m) {
+      issue({ source: 'TANDEM_CODEC_SERVER_TENANT_KEYS', path: '', message: `${JSON.stringify(part.slice(0, 80))} must look like tenant=keyid[,keyid…] (entries separated by ;)` });
+      continue;
+    }
+    if (Object.hasOwn(out, m[1]!) || m[1] === '__proto__') issue({ source: 'TANDEM_CODEC_SERVER_TENANT_KEYS', path: '', message: `tenant ${m[1]} is listed twice` });
+    out[m[1]!] = m[2]!.split(/[\s,]+/).filter(Boolean);
+  }
+  return out;
 }
 
 type CodecVars = Parsed<ReturnType<typeof codecShape>>;
@@ -565,23 +600,90 @@ export interface CodecServerConfig {
   keys?: CodecKeys;
   /** Origins allowed by CORS (the Temporal Web UI's). */
   origins: string[];
-  /** Bearer token required of callers, when set. */
+  /** The operator's static bearer token (every key). */
   token?: string;
+  /** The Web UI's forwarded access token: the issuer, its JWKS, the tenant claim and each tenant's key ids. */
+  oidc?: { issuer: string; jwksUrl?: string; audience?: string; claim: string; tenantKeys: Record<string, string[]> };
+  /** No authentication (`--no-auth`): loopback only. */
+  none: boolean;
+  /** Host names answered besides loopback (a proxy's). */
+  hosts: string[];
 }
 
-/** `tandem codec-server`. */
-export function loadCodecServerConfig(env: Env = process.env): CodecServerConfig {
+const loopbackUrl = (u: string) => ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(u).hostname);
+
+/**
+ * `tandem codec-server`. Authenticated by default: TANDEM_CODEC_SERVER_TOKEN (the operator) and/or
+ * TANDEM_CODEC_SERVER_OIDC_ISSUER with TANDEM_CODEC_SERVER_TENANT_KEYS (the Web UI's users);
+ * `noAuth` (the `--no-auth` flag, never a variable) only while every Host answered is loopback.
+ */
+export function loadCodecServerConfig(env: Env = process.env, opts: { noAuth?: boolean } = {}): CodecServerConfig {
   let out!: CodecServerConfig;
   parse(codecServerShape(), env, (v, issue) => {
     const keys = codecKeys(v, env, issue);
     if (!keys && !v.TANDEM_CODEC_KEYS_FILE && v.TANDEM_CODEC_KEY === undefined) issue({ source: 'TANDEM_CODEC_KEYS_FILE or TANDEM_CODEC_KEY', path: '', message: 'must be set: the codec server decrypts with the keys the workers encrypt with' });
-    out = { keys, origins: v.TANDEM_CODEC_SERVER_ORIGINS ?? [...DEFAULTS_CODEC_ORIGINS], token: v.TANDEM_CODEC_SERVER_TOKEN };
+    const hosts = v.TANDEM_CODEC_SERVER_HOSTS ?? [];
+    const issuer = v.TANDEM_CODEC_SERVER_OIDC_ISSUER;
+    let oidc: CodecServerConfig['oidc'];
+    if (issuer !== undefined) {
+      for (const [name, url] of [['TANDEM_CODEC_SERVER_OIDC_ISSUER', issuer], ['TANDEM_CODEC_SERVER_OIDC_JWKS_URL', v.TANDEM_CODEC_SERVER_OIDC_JWKS_URL]] as const) {
+        if (url !== undefined && new URL(url).protocol !== 'https:' && !loopbackUrl(url)) issue({ source: name, path: '', message: 'must be an https URL (http only on loopback): its keys decide who reads payloads' });
+      }
+      if (v.TANDEM_CODEC_SERVER_TENANT_KEYS === undefined) issue({ source: 'TANDEM_CODEC_SERVER_TENANT_KEYS', path: '', message: 'must be set with TANDEM_CODEC_SERVER_OIDC_ISSUER: which key ids each tenant may use (tenant=keyid,keyid;other=keyid)' });
+      const map = tenantKeys(v.TANDEM_CODEC_SERVER_TENANT_KEYS ?? '', issue);
+      const known = new Set(keys?.keys.map((k) => k.id) ?? []);
+      for (const [t, ids] of Object.entries(map)) {
+        const unknown = ids.filter((id) => !known.has(id));
+        if (keys && unknown.length) issue({ source: 'TANDEM_CODEC_SERVER_TENANT_KEYS', path: '', message: `tenant ${t}: key id(s) ${unknown.join(', ')} are not in the keyring` });
+      }
+      oidc = { issuer, jwksUrl: v.TANDEM_CODEC_SERVER_OIDC_JWKS_URL, audience: v.TANDEM_CODEC_SERVER_OIDC_AUDIENCE, claim: v.TANDEM_CODEC_SERVER_OIDC_CLAIM ?? 'permissions', tenantKeys: map };
+    } else {
+      for (const name of ['TANDEM_CODEC_SERVER_OIDC_JWKS_URL', 'TANDEM_CODEC_SERVER_OIDC_AUDIENCE', 'TANDEM_CODEC_SERVER_OIDC_CLAIM', 'TANDEM_CODEC_SERVER_TENANT_KEYS'] as const) {
+        if (v[name] !== undefined) issue({ source: name, path: '', message: 'is set but TANDEM_CODEC_SERVER_OIDC_ISSUER is not' });
+      }
+    }
+    const none = opts.noAuth === true;
+    if (!none && v.TANDEM_CODEC_SERVER_TOKEN === undefined && issuer === undefined) {
+      issue({ source: 'TANDEM_CODEC_SERVER_TOKEN or TANDEM_CODEC_SERVER_OIDC_ISSUER', path: '', message: 'must be set: the codec server decrypts every payload for whoever calls it (--no-auth serves loopback without authentication)' });
+    }
+    const remote = hosts.filter((h) => !/^(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?$/i.test(h));
+    if (none && remote.length) issue({ source: 'TANDEM_CODEC_SERVER_HOSTS', path: '', message: `names ${remote.join(', ')}: --no-auth is for loopback only` });
+    out = { keys, origins: v.TANDEM_CODEC_SERVER_ORIGINS ?? [...DEFAULTS_CODEC_ORIGINS], token: v.TANDEM_CODEC_SERVER_TOKEN, oidc, none, hosts };
   });
   return out;
 }
 
 /** The Web UI of `tandem dev` / `temporal server start-dev` (port 8233). */
 const DEFAULTS_CODEC_ORIGINS = [`http://localhost:${DEFAULTS.devUiPort}`, `http://127.0.0.1:${DEFAULTS.devUiPort}`];
+
+// ---- worker slots (workers/worker.ts) --------------------------------------------------------------
+// How much work one worker takes at once, so that it refuses more (the server keeps the tasks queued for
+// another worker or for later) rather than run out of memory: TANDEM_WORKER_MAX_ACTIVITIES activity
+// executions (Temporal's default 100), TANDEM_WORKER_MAX_WORKFLOW_TASKS workflow tasks (default 40),
+// TANDEM_WORKER_MAX_CACHED_WORKFLOWS workflows kept in memory between their tasks (default
+// DEFAULTS.workerMaxCachedWorkflows; one beyond it is evicted and replayed from its history when its next
+// task comes). docs/scale.md has the memory each costs.
+
+function slotsShape() {
+  const count = z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(2, 'must be at least 2').max(100_000, 'must be at most 100000'));
+  return {
+    TANDEM_WORKER_MAX_ACTIVITIES: optional(count),
+    TANDEM_WORKER_MAX_WORKFLOW_TASKS: optional(count),
+    TANDEM_WORKER_MAX_CACHED_WORKFLOWS: optional(count),
+  };
+}
+
+export interface WorkerSlots {
+  maxActivities: number;
+  maxWorkflowTasks: number;
+  maxCachedWorkflows: number;
+}
+
+function slotsConfig(v: Partial<Parsed<ReturnType<typeof slotsShape>>>): WorkerSlots {
+  const maxCachedWorkflows = v.TANDEM_WORKER_MAX_CACHED_WORKFLOWS ?? DEFAULTS.workerMaxCachedWorkflows;
+  // Temporal refuses more concurrent workflow tasks than cached workflows.
+  return { maxActivities: v.TANDEM_WORKER_MAX_ACTIVITIES ?? DEFAULTS.workerMaxActivities, maxWorkflowTasks: Math.min(v.TANDEM_WORKER_MAX_WORKFLOW_TASKS ?? DEFAULTS.workerMaxWorkflowTasks, maxCachedWorkflows), maxCachedWorkflows };
+}
 
 // ---- audit log (audit/) ----------------------------------------------------------------------------
 // TANDEM_AUDIT_LOG: the hash-chained JSONL file every external side effect is appended to (default

@@ -5,7 +5,7 @@
 // `tandem dev`), real training and model server processes.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, portInUse } from '../workers/dev-server.js';
 import { isAlive } from '../backends/proc.js';
@@ -142,3 +142,31 @@ test('tandem dev owns its server, state and model servers: Ctrl-C stops them, --
   expect(await tandem(['deployments', 'show', 'nope', '--home', state])).toMatchObject({ code: 2, err: expect.stringMatching(/^tandem: no local deployment or pipeline named "nope"/) });
   expect((await rows(state)).every((r) => !r.alive)).toBe(true);
 }, 300_000);
+
+test('a terminal closed (SIGHUP) stops the dev server; a `tandem dev` killed outright has its server stopped by the next one on the same state', async () => {
+  const state = join(dir, 'orphan');
+  const port = await freePort();
+  const ui = await freePort();
+  const ports = () => ['--port', String(port), '--ui-port', String(ui)];
+  // SIGHUP: handled like Ctrl-C (the server runs detached, so the default action would orphan it).
+  const hup = await startDev([...ports(), '--state', state]);
+  hup.proc.kill('SIGHUP');
+  expect(await hup.exited).toBe(0);
+  expect(hup.out()).toMatch(/stopping \(SIGHUP\)/);
+  await waitFor('the port to be free after SIGHUP', async () => !(await portInUse(port)) || undefined, 30_000);
+  // SIGKILL: nothing runs in the killed process; its server holds the port until the next `tandem dev`.
+  const killed = await startDev([...ports(), '--state', state]);
+  const serverPid = Number(/"server":\{"pid":(\d+)/.exec(readFileSync(join(state, 'dev.lock'), 'utf8'))?.[1]);
+  killed.proc.kill('SIGKILL');
+  await killed.exited;
+  expect(isAlive(serverPid, undefined)).toBe(true);
+  expect(await portInUse(port)).toBe(true);
+  const next = await startDev([...ports(), '--state', state]);
+  try {
+    expect(next.out()).toContain(`stopped the Temporal dev server (pid ${serverPid}) that an earlier \`tandem dev\` on ${state} left running`);
+    expect(isAlive(serverPid, undefined)).toBe(false);
+  } finally {
+    next.proc.kill('SIGINT');
+    expect(await next.exited).toBe(0);
+  }
+}, 300_000); // three `tandem dev` starts, each a Temporal server: ~75 s on a loaded 2-core machine

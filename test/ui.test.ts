@@ -65,7 +65,7 @@ beforeAll(async () => {
   const { id } = await argo.submit(prepare('ui-dag.yaml', { text: DAG }));
   argoId = `argo-${id}`;
   [, argoStatus] = await Promise.all([h.result(), argo.wait(id)]);
-  ui = await startUiServer({ tandem: w.tandem, argo, home, port: 0, temporalUi: 'http://127.0.0.1:8233' });
+  ui = await startUiServer({ tandem: w.tandem, argo, home, port: 0, noAuth: true, temporalUi: 'http://127.0.0.1:8233' });
 }, 90_000);
 
 afterAll(async () => {
@@ -102,6 +102,8 @@ describe('the HTML the view serves', () => {
     // DNS rebinding: a request naming another host is refused on the loopback-bound view.
     const rebound = await new Promise<number>((ok, fail) => request(`${ui.url}/`, { headers: { host: 'evil.example:80' } }, (r) => { r.resume(); ok(r.statusCode ?? 0); }).on('error', fail).end());
     expect(rebound).toBe(421);
+    // Another site's page fetching the view (its Origin) is refused even on loopback without a token.
+    expect((await fetch(`${ui.url}/`, { headers: { origin: 'http://evil.example' } })).status).toBe(403);
   });
 
   test('the runs list: a pipeline column and filter, relative start times, and pages linked newest to oldest', async () => {
@@ -299,6 +301,9 @@ describe('the HTML the view serves', () => {
     const missing = await get(`/runs/${encodeURIComponent('<b>nope</b>')}`);
     expect(missing.status).toBe(404);
     expect(missing.html).toContain('no run with id &quot;&lt;b&gt;nope&lt;/b&gt;&quot;');
+    // Authenticated by default: no token is an explicit choice, and a loopback-only one.
+    await expect(startUiServer({ tandem: w.tandem, port: 0 })).rejects.toThrow(/needs a token/);
+    await expect(startUiServer({ tandem: w.tandem, port: 0, host: '0.0.0.0', noAuth: true })).rejects.toThrow(/loopback only, not 0\.0\.0\.0/);
     const locked = await startUiServer({ tandem: w.tandem, port: 0, token: 's3cret-token' });
     try {
       expect((await fetch(`${locked.url}/`)).status).toBe(401);

@@ -2,7 +2,7 @@
 // worker`, `tandem dev`), the `TandemPlugin` on a team's own Worker, and the replayer
 // (workers/replay.ts) all put on a Temporal worker — the heartbeat throttle that keeps training
 // progress live, the workflows' metric sinks, the activity interceptors (metrics, log attributes,
-// tracing), the workflow interceptor modules tracing bundles, the payload codec, and the activities
+// tracing, keep-alive heartbeats), the workflow interceptor modules tracing bundles, the payload codec, and the activities
 // built from the validated configuration. A difference between Tandem's own worker and a plugin
 // worker can only come from here, so there is none.
 import type { DataConverter } from '@temporalio/common';
@@ -11,6 +11,7 @@ import { DEFAULTS } from '../config/defaults.js';
 import type { WorkerConfig } from '../config/worker.js';
 import { tandemSinks } from '../observe/sinks.js';
 import { observeActivities } from '../observe/interceptor.js';
+import { keepAlive } from './keepalive.js';
 import { TRACING_WORKFLOW_MODULE, tracingActivityInterceptors, tracingSinks, type Tracing } from '../observe/tracing.js';
 import { slurmBackend } from '../backends/slurm/index.js';
 import { recoverySites } from '../activities/recovery-sites.js';
@@ -50,7 +51,8 @@ export function workerParts(o: WorkerPartsOptions = {}): TandemWorkerParts {
     // Registered even with metrics off (doing nothing): a workflow's sink call is otherwise an
     // "unregistered sink" error in the worker's log.
     sinks: { ...tandemSinks({ record: observe }), ...(o.tracing ? tracingSinks(o.tracing) : {}) },
-    activityInterceptors: [...(o.tracing ? [tracingActivityInterceptors(o.tracing)] : []), ...(observe ? [observeActivities] : [])],
+    // Keep-alive innermost (workers/keepalive.ts): a lost short task is retried after its heartbeat timeout.
+    activityInterceptors: [...(o.tracing ? [tracingActivityInterceptors(o.tracing)] : []), ...(observe ? [observeActivities] : []), keepAlive],
     workflowInterceptorModules: o.tracing ? [TRACING_WORKFLOW_MODULE] : [],
   };
 }
@@ -86,5 +88,6 @@ export function activityOptionsFromConfig(config: WorkerConfig, overrides: Parti
     tenantPolicy: overrides.tenantPolicy ?? config.tenantPolicy?.parsed,
     cluster: overrides.cluster ?? config,
     audit: overrides.audit ?? config.audit,
+    localIsolation: overrides.localIsolation ?? config.localIsolation,
   };
 }

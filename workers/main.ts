@@ -39,7 +39,7 @@ const { address, home } = config;
 // failover sites, quotas, the tenant policy: the activity options a TandemPlugin builds from the same configuration.
 const activityOptions = activityOptionsFromConfig(config);
 const { recoverySites = [], quotas } = activityOptions;
-const { worker, connection } = await createTandemWorker({ ...activityOptions, address, connection: config.connection, oidc: config.oidc, namespace: config.namespace, taskQueue: config.taskQueue, tracing });
+const { worker, connection } = await createTandemWorker({ ...activityOptions, address, connection: config.connection, oidc: config.oidc, namespace: config.namespace, taskQueue: config.taskQueue, tracing, slots: config.slots });
 announce(`tandem worker: polling task queue "${worker.options.taskQueue}" on ${address}, local runtime state in ${home}${recoverySites.length ? `, failover sites ${recoverySites.map((s) => s.name).join(', ')}` : ''}${quotas ? `, quotas at ${Object.keys(quotas.quotas).join(', ')}` : ''}${config.tenantPolicy ? `, tenant policy ${config.tenantPolicy.file}` : ''}`);
 try {
   await worker.run();

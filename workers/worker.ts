@@ -20,7 +20,7 @@ import { KubernetesJobBackend } from '../backends/kubernetes/jobs.js';
 import { KubernetesServingBackend } from '../backends/kubernetes/serving.js';
 import { KubernetesResources } from '../backends/kubernetes/resources.js';
 import { DEFAULTS } from '../config/defaults.js';
-import { loadClusterConfig, type ClusterConfig, type TemporalConnection } from '../config/worker.js';
+import { loadClusterConfig, type ClusterConfig, type TemporalConnection, type WorkerSlots } from '../config/worker.js';
 import { loadAuditConfig, loadCodecConfig } from '../config/worker.js';
 import { codecDataConverter } from '../codec/index.js';
 import type { DataConverter } from '@temporalio/common';
@@ -58,6 +58,8 @@ export interface TandemWorkerOptions extends TandemActivityOptions {
   observe?: boolean;
   /** OpenTelemetry tracing (observe/tracing.ts), as the entry point started it; default off. A prebuilt bundle must then be bundleWorkflows({ tracing: true }). */
   tracing?: Tracing;
+  /** How much work it takes at once (config/worker.ts TANDEM_WORKER_*): beyond it the worker polls no more and the server keeps the tasks. Default DEFAULTS.worker*. */
+  slots?: Partial<WorkerSlots>;
 }
 
 /**
@@ -105,6 +107,11 @@ export async function createTandemWorker(opts: TandemWorkerOptions): Promise<{ w
     // Metrics and log attributes (observe/): the workflows' sink calls, activity durations and outcomes.
     sinks: parts.sinks,
     interceptors: { activity: parts.activityInterceptors },
+    // Bounded work, so bounded memory: the cache holds the pipelines between their tasks (a pipeline
+    // beyond it is replayed from its history when its next task comes); the slots bound what runs at once.
+    maxCachedWorkflows: opts.slots?.maxCachedWorkflows ?? DEFAULTS.workerMaxCachedWorkflows,
+    maxConcurrentWorkflowTaskExecutions: Math.min(opts.slots?.maxWorkflowTasks ?? DEFAULTS.workerMaxWorkflowTasks, opts.slots?.maxCachedWorkflows ?? DEFAULTS.workerMaxCachedWorkflows),
+    maxConcurrentActivityTaskExecutions: opts.slots?.maxActivities ?? DEFAULTS.workerMaxActivities,
   });
   // "Running now" gauges (tandem_pipelines, tandem_stages_running) read this queue's visibility through
   // the worker's own connection at scrape time (the process's last worker's queue, when it runs several).

@@ -241,13 +241,13 @@ export function bwrapBinary(): string {
 
 /** Whether `bwrap` (a path, or undefined when none is installed) can build a sandbox on this host. */
 export function probeSandbox(bwrap: string | undefined): { bwrap: string } | { error: string } {
-  if (!bwrap) return { error: 'the local target runs every pod in a bubblewrap sandbox, and bwrap is not installed: run scripts/argo/install.sh (Debian package bubblewrap)' };
+  if (!bwrap) return { error: 'Tandem runs every local Argo pod and local pipeline job in a bubblewrap sandbox, and bwrap is not installed: run scripts/argo/install.sh (Debian package bubblewrap)' };
   const r = spawnSync(bwrap, ['--ro-bind', '/usr', '/usr', ...['/bin', '/lib', '/lib64'].flatMap((d) => (existsSync(d) ? ['--ro-bind', d, d] : [])), '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--unshare-all', '--cap-drop', 'ALL', '--die-with-parent', '--', 'true'], { encoding: 'utf8', timeout: 10_000 });
   if (r.status === 0) return { bwrap };
   const why = (r.stderr || r.error?.message || `exit ${String(r.status)}`).trim();
   return {
     error:
-      `the local target runs every pod in a bubblewrap sandbox, and bwrap cannot create one here (${why}): ` +
+      `Tandem runs every local Argo pod and local pipeline job in a bubblewrap sandbox, and bwrap cannot create one here (${why}): ` +
       'it needs mount and pid namespaces, which an unprivileged user gets only with user namespaces enabled ' +
       '(sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0; inside a container, a seccomp/AppArmor profile that allows unshare), or running as root',
   };

@@ -20,6 +20,7 @@ import { EXECUTE_PATH, goDuration, parseArgs, readTemplate, replyFor, type Execu
 import type { WorkflowWatch } from './watch.js';
 import { errorChain } from '../../contract/error-chain.js';
 import { DEFAULTS } from '../../config/defaults.js';
+import { parseJsonLimited } from '../../contract/limits.js';
 
 /** The agent's HTTP client gives up after 30 s; a call here (two describes, the query, the result) must
  *  answer within that even when each is slow. */
@@ -160,8 +161,9 @@ export async function executeTemplate(body: unknown, runs: PluginRuns, state: Ex
       const down = now() - since;
       const why = `Temporal is not reachable: ${(e as Error).message}`;
       if (down >= state.unreachableLimitMs) {
+        // Still tracked: Argo stops asking about a Failed node, so the watch is what cancels the Tandem
+        // run (every node of its workflow finished) once Temporal answers again.
         state.outages.delete(t.workflowId);
-        state.watch?.untrack(t.workflowId);
         return { status: 200, reply: { node: { phase: 'Failed', message: `Tandem run ${t.workflowId}: ${why} (for ${seconds(down)}, over the plugin's limit of ${seconds(state.unreachableLimitMs)})` } } };
       }
       state.outages.set(t.workflowId, since);
@@ -197,7 +199,7 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
     if (size > MAX_BODY_BYTES) throw new Error(`request body over ${MAX_BODY_BYTES} bytes`);
     chunks.push(c);
   }
-  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  return parseJsonLimited(Buffer.concat(chunks).toString('utf8'));
 }
 
 export interface ExecutorPluginServerOptions {

@@ -1,7 +1,7 @@
 // Can a resolved workflow run on this host's local runtime? Only reachable templates count; the
 // answer names the first thing missing (an interpreter, Kubernetes, the network, a cloud bucket).
 import type { Json } from './load.js';
-import { findExecutable, localArgv } from '../local-command.js';
+import { findExecutable, localArgv, SANDBOX_PATH } from '../local-command.js';
 
 const arr = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
 const REMOTE_ARTIFACTS = ['s3', 'gcs', 'oss', 'hdfs', 'artifactory', 'azure', 'git', 'http'];
@@ -130,7 +130,9 @@ function shellNeeds(c: Json): string | undefined {
   // Any URL but loopback: a literal host, or one from a variable or parameter (a webhook to fill in).
   if (/\b(curl|wget)\b/.test(text) && !/\b(curl|wget)\b[^\n]*\b(localhost|127\.0\.0\.1)\b/.test(text)) return 'calls a URL (curl/wget): needs the network';
   const first = /^\s*([A-Za-z0-9_.-]+)(\s|$)/.exec(text.replace(/^(\s*#[^\n]*\n)+/, ''))?.[1];
-  if (first && !SHELL_WORDS.has(first) && !/=/.test(first) && !findExecutable(first)) return `${first} (from image ${String(c.image ?? '(none)')}) is not installed on this host`;
+  // Looked up as the pod will: on the sandbox's PATH, not the worker's (a program only in ~/.local/bin or
+  // node_modules/.bin would lint clean and then not be found).
+  if (first && !SHELL_WORDS.has(first) && !/=/.test(first) && !findExecutable(first, SANDBOX_PATH)) return `${first} (from image ${String(c.image ?? '(none)')}) is not installed on this host`;
   return undefined;
 }
 

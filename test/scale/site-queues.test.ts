@@ -35,6 +35,9 @@ async function twoQueues(name: string, siteScript: Parameters<typeof fakeActivit
 
 const patchIds = (events: Event[]) =>
   events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch').map((e) => Buffer.from(e.markerRecordedEventAttributes!.details!['patch-data']!.payloads![0]!.data!).toString('utf8'));
+/** The activity types of the local activities a history recorded (their markers). */
+const localActivities = (events: Event[]) =>
+  events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').map((e) => (JSON.parse(Buffer.from(e.markerRecordedEventAttributes!.details!.data!.payloads![0]!.data!).toString('utf8')) as { activity_type: string }).activity_type);
 const hasSiteQueuePatch = (events: Event[]) => patchIds(events).some((d) => d.includes(PATCHES.siteQueues));
 
 test('a stage pinned to a site runtime: its submit, watch and checkpoint run on the site queue; the rest on the run queue', async () => {
@@ -48,10 +51,14 @@ test('a stage pinned to a site runtime: its submit, watch and checkpoint run on 
     const submitted = (await h.timeline()).filter((e) => e.kind === 'job-submitted' && (e.stage === 'preprocess' || e.stage === 'train')).map((e) => e.message);
     expect(submitted).toEqual([expect.not.stringContaining('site queue'), expect.stringContaining(`(site queue ${q.siteQueue})`)]);
     const events = ((await h.workflow.fetchHistory()).events ?? []) as Event[];
-    expect(hasSiteQueuePatch(events)).toBe(true);
+    // PATCHES.leanHistory's one marker covers PATCHES.siteQueues (LEAN_COVERS): no marker of its own.
+    expect(hasSiteQueuePatch(events)).toBe(false);
+    expect(patchIds(events).filter((d) => d.includes(PATCHES.leanHistory))).toHaveLength(1);
     // Quota admission asks the site's workers (they know which site runtime "slurm" means); not recorded by the fake.
+    // On the run's own queue it is a local activity of the workflow's worker (PATCHES.leanHistory).
     const admits = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'admitQuota').map((e) => e.activityTaskScheduledEventAttributes!.taskQueue!.name);
-    expect(admits).toEqual([(await h.workflow.describe()).taskQueue, q.siteQueue]);
+    expect(admits).toEqual([q.siteQueue]);
+    expect(localActivities(events).filter((t) => t === 'admitQuota')).toHaveLength(1);
   } finally {
     await q.stop();
   }

@@ -24,6 +24,11 @@ export interface Enclosing {
   daemons?: Call['daemons'];
   /** Its `failFast: true`: a call (or loop item) that would start after a failure does not. */
   gate?: FailFastGate;
+  /**
+   * A steps template's step group (ARGO_PATCHES.loopNodes): a loop's items hang from the group
+   * itself, as Argo expands them into the group (expandStepGroup), with no node for the loop.
+   */
+  flatLoop?: boolean;
 }
 
 /**
@@ -70,12 +75,29 @@ export async function runCall(ctx: RunContext, step: Json, scope: Scope, parentI
     return r;
   };
   if (items === undefined) return one(scope, stepName, parentId);
-  // A loop: a group node whose children are the items, run in parallel (bounded by parallelism).
-  const group = ctx.nodes.add({ name: `${parentName}.${stepName}`, displayName: stepName, type: 'TaskGroup', parentId, templateName: String(callee.name) });
-  const all = await Promise.all(items.map((item, i) => one(itemScope(scope, item), `${stepName}(${i}:${itemLabel(item)})`, group.id)));
+  const argoAggregate = ctx.patched('loopAggregate');
+  if (items.length === 0 && ctx.patched('loopNodes')) {
+    // Argo: an empty withItems/withParam/withSequence is one Skipped node, not an empty group.
+    const n = ctx.nodes.add({ name: `${parentName}.${stepName}`, displayName: stepName, type: 'Skipped', parentId, templateName: String(callee.name) });
+    const r: LoopResult = finish(n, 'Skipped', 'Skipped, empty params');
+    r.children = [];
+    r.itemParameters = [];
+    return r;
+  }
+  // A loop: its items run in parallel (bounded by parallelism), under a TaskGroup node (a DAG task),
+  // or directly in the step group (a step, flatLoop).
+  const group = enclosing.flatLoop ? undefined : ctx.nodes.add({ name: `${parentName}.${stepName}`, displayName: stepName, type: 'TaskGroup', parentId, templateName: String(callee.name) });
+  const all = await Promise.all(items.map((item, i) => one(itemScope(scope, item), `${stepName}(${i}:${itemLabel(item)})`, group ? group.id : parentId)));
   const results = all.filter((r): r is NodeResult => r !== undefined);
-  const outcome = loopOutcome(results);
-  const res: LoopResult = finish(group, outcome.phase, outcome.message, outcome.outputs);
+  const outcome = loopOutcome(results, argoAggregate);
+  let res: LoopResult;
+  if (group) res = finish(group, outcome.phase, outcome.message, outcome.outputs);
+  else {
+    // No node of its own: its step group names the first failed item (`child '<id>' failed`).
+    const first = results.find((r) => failed(r.phase)) ?? results[0];
+    if (!first) return undefined;
+    res = { id: first.id, phase: outcome.phase, message: outcome.message, outputs: outcome.outputs };
+  }
   res.children = results.map((r): Phase => r.phase);
   if (ctx.patched('loopOutputs')) res.itemParameters = outcome.itemParameters;
   return res;

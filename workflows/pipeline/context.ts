@@ -1,7 +1,7 @@
 // One run of the pipeline: its spec and tuning, where its files live, what its queries report, and
 // the saga of undos. Every stage runner works through it instead of closing over the entry function.
-import { CancellationScope, patched, proxyActivities, sleep, upsertSearchAttributes, workflowInfo, type ActivityInterfaceFor } from '@temporalio/workflow';
-import type { ActivityOptions } from '@temporalio/common';
+import { CancellationScope, patched, proxyActivities, proxyLocalActivities, sleep, upsertSearchAttributes, workflowInfo, type ActivityInterfaceFor } from '@temporalio/workflow';
+import type { ActivityOptions, SearchAttributeUpdatePair } from '@temporalio/common';
 import { failure } from '../../contract/failures.js';
 import { STAGES, type PipelineSpec, type StageName } from '../../contract/pipeline.js';
 import { SA_STAGE } from '../../contract/search-attributes.js';
@@ -9,11 +9,11 @@ import type { PipelineStatus, StageState, TimelineEntry } from '../../contract/s
 import { compileTuning, type CompiledTuning, type PipelineTuning } from '../../contract/tuning.js';
 import { Saga } from '../saga.js';
 import { observeTimeline } from './metrics.js';
-import { shortIo, type PipelineActivities } from './activity-options.js';
+import { localBookkeeping, shortIo, type PipelineActivities } from './activity-options.js';
 
 /** The activities as the workflow calls them (each also `.executeWithOptions`, e.g. to add a summary). */
 export type PipelineProxies = ActivityInterfaceFor<PipelineActivities>;
-import { PATCHES } from './patches.js';
+import { LEAN_COVERS, PATCHES, type PatchId } from './patches.js';
 import { QuotaHolds } from './quota-hold.js';
 
 /** A run that continues another: it shares that run's data and checkpoints and skips reused stages. */
@@ -44,7 +44,16 @@ export class PipelineRun {
   readonly status: PipelineStatus;
   readonly saga = new Saga();
   readonly short: PipelineProxies;
+  /**
+   * Short bookkeeping (migration routing, quota admission on the run's own queue): local activities
+   * since PATCHES.leanHistory, the `short` activities before it.
+   */
+  readonly bookkeeping: PipelineProxies;
+  /** Since PATCHES.leanHistory: one marker stands for the patches before it, and unchanged search attributes are not upserted again. */
+  readonly lean: boolean;
   readonly quota: QuotaHolds;
+  /** The search attributes this run upserted, by key (the last value). */
+  private readonly upserted = new Map<string, unknown>();
   /** Set when the deadline timer fired and cancelled the stages (see untilDeadline). */
   deadlineReached?: { deadline: string; stage?: StageName; message: string };
 
@@ -57,7 +66,25 @@ export class PipelineRun {
     this.stages = Object.fromEntries(STAGES.map((s) => [s, { status: 'pending', attempts: 0 } as StageState])) as Record<StageName, StageState>;
     this.status = { workflowId: this.workflowId, pipeline: spec.name, tenant: spec.tenant, phase: 'running', stages: this.stages, resumedFrom: resume?.from };
     this.short = this.activities(shortIo());
+    // Asked once, in the first workflow task: a run recorded before it replays without it throughout.
+    this.lean = patched(PATCHES.leanHistory);
+    this.bookkeeping = this.lean ? (proxyLocalActivities<PipelineActivities>(localBookkeeping()) as PipelineProxies) : this.short;
     this.quota = new QuotaHolds(this);
+  }
+
+  /** patched(id), or true without a marker when the run has PATCHES.leanHistory and it covers `id`. */
+  has(id: PatchId): boolean {
+    return (this.lean && LEAN_COVERS.has(id)) || patched(id);
+  }
+
+  /**
+   * Upserts one search attribute. Since PATCHES.leanHistory a value the run already set is not upserted
+   * again (an event and a visibility write for nothing: e.g. the train job at the site preprocess ran at).
+   */
+  searchAttribute(pair: SearchAttributeUpdatePair): void {
+    if (this.lean && this.upserted.has(pair.key.name) && this.upserted.get(pair.key.name) === pair.value) return;
+    this.upserted.set(pair.key.name, pair.value);
+    upsertSearchAttributes([pair]);
   }
 
   activities(options: ActivityOptions): PipelineProxies {
@@ -82,7 +109,7 @@ export class PipelineRun {
    */
   async untilDeadline<T>(stages: () => Promise<T>): Promise<T> {
     const deadline = this.spec.deadline;
-    if (!deadline || !patched(PATCHES.deadlineTimer)) return stages();
+    if (!deadline || !this.has(PATCHES.deadlineTimer)) return stages();
     const leftMs = Date.parse(deadline) - Date.now();
     if (leftMs <= 0) return stages(); // past it by its first workflow task: startStage refuses the first stage
     const work = new CancellationScope();
@@ -120,7 +147,7 @@ export class PipelineRun {
     st.status = 'running';
     st.attempts = Math.max(st.attempts, 1);
     st.startedAt = this.now();
-    if (patched(PATCHES.searchAttributes)) upsertSearchAttributes([{ key: SA_STAGE, value: stage }]);
+    if (this.has(PATCHES.searchAttributes)) this.searchAttribute({ key: SA_STAGE, value: stage });
     this.record({ kind: 'stage-started', stage, message: `${stage} started` });
     return st;
   }

@@ -1,7 +1,7 @@
 // The deploy stage: serve the catalogued checkpoint and pass the readiness gate (health, model
 // listing, a smoke completion). On Kubernetes it is a new revision of the pipeline's endpoint that
 // rolls back on failure (./endpoint.ts; runs before PATCHES.servingEndpoint: a Deployment per run, below).
-import { CancellationScope, isCancellation, patched } from '@temporalio/workflow';
+import { CancellationScope, isCancellation } from '@temporalio/workflow';
 import type { Deployment, ReadinessResult } from '../../activities/types.js';
 import { durationMs } from '../../contract/duration.js';
 import { deployCall, readinessGate, rollout as rolloutOptions } from './activity-options.js';
@@ -19,14 +19,14 @@ export interface Served {
 
 export async function runDeployStage(run: PipelineRun, checkpoint: { path: string }): Promise<Served> {
   // One stable endpoint per pipeline, a revision per run (runs before the patch: a Deployment per run).
-  if (run.spec.stages.deploy.runtime === 'kubernetes' && patched(PATCHES.servingEndpoint)) return rollOutEndpoint(run, checkpoint);
+  if (run.spec.stages.deploy.runtime === 'kubernetes' && run.has(PATCHES.servingEndpoint)) return rollOutEndpoint(run, checkpoint);
   const { spec, workflowId, runKey, short, saga } = run;
   const { heartbeatTimeoutMs } = run.tuning;
   const dep = spec.stages.deploy;
   const st = run.startStage('deploy');
   const model = dep.model ?? spec.name;
   const deployActs = run.activities(deployCall(deployAttempts(spec)));
-  const name = deploymentName(spec.name, workflowId, patched(PATCHES.jobIdentity));
+  const name = deploymentName(spec.name, workflowId, run.has(PATCHES.jobIdentity));
   const readinessTimeout = durationMs(dep.readinessTimeout);
   const gate = run.activities(readinessGate(readinessTimeout, heartbeatTimeoutMs));
   const announce = (d: Deployment) => {
@@ -55,7 +55,7 @@ export async function runDeployStage(run: PipelineRun, checkpoint: { path: strin
   }
   const input = { runKey, name, runtime: dep.runtime, model, checkpoint: checkpoint.path, command: dep.command, env: dep.env };
   let deployment: Deployment;
-  if (patched(PATCHES.deploySaga)) {
+  if (run.has(PATCHES.deploySaga)) {
     // The undo is on the stack before the model server may exist: a deployModel that fails or times out
     // after starting it is torn down too (undeploying a name never served is a no-op). The call itself
     // is not cancellable: a cancel while the server starts waits for it, then the saga stops it, where

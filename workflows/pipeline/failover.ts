@@ -2,7 +2,7 @@
 // checkpoint there, submit under a lease, watch with a grace window; on NODE_FAIL / PREEMPTED /
 // BOOT_FAIL / LOST or a site unreachable beyond the grace window, fence the old job and fail over.
 // Job failures retry on the same site per the stage's policy; failovers are bounded separately.
-import { CancellationScope, patched, sleep } from '@temporalio/workflow';
+import { CancellationScope, sleep } from '@temporalio/workflow';
 import type { WatchAtResult } from '../../activities/recovery.js';
 import { leaseProblem } from '../../contract/failover.js';
 import { failure } from '../../contract/failures.js';
@@ -19,7 +19,7 @@ import { PATCHES } from './patches.js';
 type Unreachable = Exclude<WatchAtResult, { kind: 'ended' }>;
 
 export async function runTrainWithFailover(run: PipelineRun, fo: CompiledFailover, st: StageState, params: Record<string, string | number>, retry: Required<RetryOverride>, watch: PipelineActivities): Promise<JobStageResult> {
-  const { spec, workflowId, runKey, short } = run;
+  const { spec, runKey, short } = run;
   const cfg = spec.stages.train;
   const { graceMs, leaseTtlMs, maxFailovers, waitIntervalMs, maxWaitMs } = fo;
   const { heartbeatTimeoutMs, pollMaxMs } = run.tuning;
@@ -50,7 +50,7 @@ export async function runTrainWithFailover(run: PipelineRun, fo: CompiledFailove
   async function chooseSite(attempt: number): Promise<string> {
     const waitStart = Date.now();
     // Healthy sites are ranked by placement on their live inventories (activities/recovery.ts).
-    const job = stageJob(spec, 'train', stageJobName(workflowId, 'train', attempt), Date.now());
+    const job = stageJob(spec, 'train', stageJobName(run, 'train', attempt), Date.now());
     for (let round = 0; ; round++) {
       let choice = await short.chooseSite({ exclude, sites: fo.sites, job });
       // Nothing else is healthy: the site that failed may still be the best place to resume.
@@ -91,7 +91,7 @@ export async function runTrainWithFailover(run: PipelineRun, fo: CompiledFailove
         at = site ?? (await chooseSite(attempt));
         site = at;
         await stageAt(attempt);
-        const name = stageJobName(workflowId, 'train', attempt);
+        const name = stageJobName(run, 'train', attempt);
         await run.quota.hold('train', 'slurm', at);
         return short.submitAt({ site: at, leaseTtlMs, runKey, stage: 'train', name, runtime: 'slurm', command: cfg.command, env: cfg.env, resources: cfg.resources, params, kubernetes: cfg.kubernetes });
       },
@@ -125,7 +125,7 @@ export async function runTrainWithFailover(run: PipelineRun, fo: CompiledFailove
         run.record({ kind: 'restore', stage: 'train', site: at, message: `brought step ${home.step} home from ${at}${home.copied ? ' (verified copy)' : ' (already there)'}` });
       },
       async onInfrastructure(ref, final) {
-        if (patched(PATCHES.fenceOnFailover)) {
+        if (run.has(PATCHES.fenceOnFailover)) {
           // An ended job can come back (a site that requeues after NODE_FAIL): revoke its lease and cancel it.
           const fence = await short.fenceJob({ ref, runKey });
           run.record({ kind: 'fence', stage: 'train', site: at, jobId: ref.jobId, message: `${fence.detail}; lease revoked` });

@@ -1,7 +1,7 @@
 // Submit → watch → classify → retry: the one loop every job stage runs, whether its job stays where
 // it was placed (job-stage.ts) or follows the train stage across sites (failover.ts). A driver says
 // how to submit and watch, and what happens to a job that is lost or ends for infrastructure.
-import { patched, sleep, upsertSearchAttributes } from '@temporalio/workflow';
+import { sleep } from '@temporalio/workflow';
 import { failure } from '../../contract/failures.js';
 import { classifyJobState, type Outcome } from '../../contract/outcome.js';
 import type { RetryOverride } from '../../contract/pipeline.js';
@@ -57,7 +57,7 @@ export async function runJobAttempts<Lost extends { kind: string }>(run: Pipelin
     st.attempts = attempt;
     const ref = await driver.submit(attempt);
     Object.assign(st, { jobId: ref.jobId, runtime: ref.runtime, site: ref.site, status: 'running' });
-    if (patched(PATCHES.searchAttributes)) upsertSearchAttributes([{ key: SA_SITE, value: ref.site }]);
+    if (run.has(PATCHES.searchAttributes)) run.searchAttribute({ key: SA_SITE, value: ref.site });
     run.record({ kind: ref.adopted ? 'job-adopted' : 'job-submitted', stage, attempt, jobId: ref.jobId, runtime: ref.runtime, site: ref.site, message: driver.submittedNote(ref) });
     const undo = driver.undo(ref);
     run.saga.push(undo);
@@ -82,7 +82,7 @@ export async function runJobAttempts<Lost extends { kind: string }>(run: Pipelin
       return { ref, final, attempts: attempt };
     }
     const preempted = outcome === 'cancelled' || outcome === 'infrastructure' ? preemptionOf(run, ref.jobId) : undefined;
-    if (preempted && patched(PATCHES.placementActions)) {
+    if (preempted && run.has(PATCHES.placementActions)) {
       // Another run's placement stopped it (preemption.ts): an infrastructure ending that is nobody's
       // failure, so it is resubmitted uncounted and the program restores its latest checkpoint.
       run.record({ kind: 'retry-scheduled', stage, attempt, state: 'PREEMPTED', ...(site === undefined ? {} : { site }), message: `preempted by run ${preempted.by}; resubmitting, the job resumes from its latest checkpoint` });

@@ -1,6 +1,6 @@
 // A job stage (preprocess, train): reused from a resumed run, or run as jobs where they are placed
 // (with job-level retries), or for train with failover, followed across sites (failover.ts).
-import { patched, sleep } from '@temporalio/workflow';
+import { sleep } from '@temporalio/workflow';
 import type { Victim } from '../../activities/placement.js';
 import type { JobLabels } from '../../contract/job-labels.js';
 import { durationMs } from '../../contract/duration.js';
@@ -34,15 +34,15 @@ export async function runJobStage(run: PipelineRun, stage: JobStage): Promise<Jo
   // Another run's placement may preempt this stage's job (preemption.ts); registering adds no command.
   listenForPreemption(run);
   // Runs that have this patch may fail over across sites when launched with tuning.failover.
-  if (stage === 'train' && patched(PATCHES.failover) && run.tuning.failover) return runTrainWithFailover(run, run.tuning.failover, st, params, retry, watch);
+  if (stage === 'train' && run.has(PATCHES.failover) && run.tuning.failover) return runTrainWithFailover(run, run.tuning.failover, st, params, retry, watch);
   /** The site queue of the current attempt's job (site-queues.ts); undefined: the run's own queue. */
   let queue: string | undefined;
   return runJobAttempts(run, stage, st, retry, {
     failureNoun: 'attempt',
     site: () => undefined,
     async submit(attempt) {
-      const name = stageJobName(run.workflowId, stage, attempt);
-      const placed = cfg.runtime === 'auto' && patched(PATCHES.placement) ? await place(run, stage, name, attempt) : undefined;
+      const name = stageJobName(run, stage, attempt);
+      const placed = cfg.runtime === 'auto' && run.has(PATCHES.placement) ? await place(run, stage, name, attempt) : undefined;
       const site = placed?.site;
       // At a migrating site the partition is the pool the site's share routes this pipeline to.
       const resources = await routedResources(run, stage, attempt, cfg.runtime, site, cfg.resources);
@@ -92,7 +92,7 @@ const RESERVATION_RECHECK_MAX_MS = 5 * 60_000;
  * site's queue or the tenant's quota meanwhile.
  */
 async function place(run: PipelineRun, stage: JobStage, name: string, attempt: number): Promise<{ site?: string; victims: Victim[] }> {
-  if (!patched(PATCHES.placementActions)) return { site: await placeOnce(run, stage, name, attempt), victims: [] };
+  if (!run.has(PATCHES.placementActions)) return { site: await placeOnce(run, stage, name, attempt), victims: [] };
   let last = '';
   for (;;) {
     const { decision, unavailable, summary, victims } = await run.short.placeJob.executeWithOptions({ summary: `${stage}: place attempt ${attempt}` }, [{ job: stageJob(run.spec, stage, name, Date.now()), run: run.workflowId }]);

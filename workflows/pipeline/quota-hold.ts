@@ -1,6 +1,6 @@
 // A stage's booking against its tenant's quota at the site its job runs on (TANDEM_QUOTAS_FILE).
 // The hold follows the job: placed or failed over to another site, it is released at the old one.
-import { patched, sleep } from '@temporalio/workflow';
+import { sleep } from '@temporalio/workflow';
 import { failure } from '../../contract/failures.js';
 import type { PipelineSpec, Runtime } from '../../contract/pipeline.js';
 import type { TimelineEntry } from '../../contract/status.js';
@@ -9,7 +9,7 @@ import type { PipelineActivities } from './activity-options.js';
 import { holdIdOf } from './identity.js';
 import { stageAmount, type JobStage } from './job-shape.js';
 import { amounts } from './messages.js';
-import { PATCHES } from './patches.js';
+import { PATCHES, type PatchId } from './patches.js';
 import { quotaBackoffMs, quotaTimeLeftMs } from './retry.js';
 
 /** The part of the run a hold needs (context.ts builds the holds, so this cannot name the run's type). */
@@ -18,6 +18,9 @@ interface Run {
   workflowId: string;
   saga: Saga;
   short: PipelineActivities;
+  /** Admission on the run's own queue (local activities since PATCHES.leanHistory). */
+  bookkeeping: PipelineActivities;
+  has(id: PatchId): boolean;
   record(e: Omit<TimelineEntry, 'at'>): void;
 }
 
@@ -31,9 +34,9 @@ export class QuotaHolds {
    *  other stages hold the rest. `admitVia`: the activities of the job's site queue (site-queues.ts),
    *  whose workers know which site a stage pinned to a runtime runs at. */
   async hold(stage: JobStage, runtime: Runtime, site?: string, admitVia?: PipelineActivities): Promise<void> {
-    if (!patched(PATCHES.quota)) return;
-    const { spec, workflowId, saga, short } = this.run;
-    const admit = admitVia ?? short;
+    if (!this.run.has(PATCHES.quota)) return;
+    const { spec, workflowId, saga, short, bookkeeping } = this.run;
+    const admit = admitVia ?? bookkeeping;
     const holdId = holdIdOf(workflowId, stage);
     const amount = stageAmount(spec, stage);
     const waitStart = Date.now();

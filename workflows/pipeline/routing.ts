@@ -4,7 +4,6 @@
 // The share is read through an activity (the routing file the migration writes, activities/routing.ts)
 // before every submission: a pipeline whose site has fallen back to 0% goes to the legacy partition
 // with its next job, and one at a site past cut-over follows it to Tandem's.
-import { patched, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Resources, Runtime } from '../../contract/pipeline.js';
 import { decideRoute, type RouteDecision } from '../../contract/routing.js';
 import { SA_POOL } from '../../contract/search-attributes.js';
@@ -21,8 +20,8 @@ const decided = new WeakMap<PipelineRun, Map<string, { decision: RouteDecision; 
  */
 export async function routedResources(run: PipelineRun, stage: JobStage, attempt: number, runtime: Runtime, site: string | undefined, resources: Resources): Promise<Resources> {
   if (runtime === 'local' || runtime === 'kubernetes' || resources.partition !== undefined) return resources;
-  if (!patched(PATCHES.migrationRouting)) return resources;
-  const found = await run.short.siteRouting({ runtime, stage, site });
+  if (!run.has(PATCHES.migrationRouting)) return resources;
+  const found = await run.bookkeeping.siteRouting({ runtime, stage, site });
   if (!found) return resources;
   let bySite = decided.get(run);
   if (!bySite) decided.set(run, (bySite = new Map()));
@@ -43,7 +42,7 @@ export async function routedResources(run: PipelineRun, stage: JobStage, attempt
   const changed = !prior || prior.decision.pool !== next.pool;
   run.status.routing = next;
   if (changed) {
-    upsertSearchAttributes([{ key: SA_POOL, value: next.pool }]);
+    run.searchAttribute({ key: SA_POOL, value: next.pool });
     const pool = next.pool === 'tandem' ? "Tandem's pool" : 'the legacy pool';
     run.record({ kind: 'routing', stage, attempt, site: next.site, message: `routed to ${pool} (partition ${next.partition}) at migrating site ${next.site}: ${next.reason}` });
   }

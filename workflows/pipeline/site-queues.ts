@@ -5,7 +5,6 @@
 // and see its filesystem. Placement, migration routing, quota releases and deploy stay on the run's own
 // queue. Runs launched without site queues never reach patched(), so their commands (and histories)
 // are as before.
-import { patched } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/common';
 import { hasOwn, own } from '../../contract/own.js';
 import type { Runtime } from '../../contract/pipeline.js';
@@ -27,7 +26,7 @@ export function siteQueueOf(run: PipelineRun, stage: JobStage, runtime: Runtime,
   let byStage = chosen.get(run);
   if (!byStage) chosen.set(run, (byStage = {}));
   // A run recorded before the patch kept every activity on its own queue.
-  byStage[stage] = queue !== undefined && patched(PATCHES.siteQueues) ? queue : undefined;
+  byStage[stage] = queue !== undefined && run.has(PATCHES.siteQueues) ? queue : undefined;
   return byStage[stage];
 }
 
@@ -36,7 +35,7 @@ export function checkpointQueueOf(run: PipelineRun): string | undefined {
   const byStage = chosen.get(run);
   if (byStage && hasOwn(byStage, 'train')) return byStage.train;
   const queue = own(run.tuning.siteQueues, run.spec.stages.train.runtime);
-  return queue !== undefined && patched(PATCHES.siteQueues) ? queue : undefined;
+  return queue !== undefined && run.has(PATCHES.siteQueues) ? queue : undefined;
 }
 
 /** Activities with `options`, on `queue` when one is given (else the run's own task queue). */

@@ -58,6 +58,7 @@ describe('defaults', () => {
       codec: undefined,
       audit: { file: '/srv/.tandem/audit.jsonl', operator: undefined, keyFile: '/srv/.tandem/keys/audit.key' },
       observe: { metrics: undefined, metricsHost: '127.0.0.1', logFormat: 'text', logLevel: undefined },
+      slots: { maxActivities: DEFAULTS.workerMaxActivities, maxWorkflowTasks: DEFAULTS.workerMaxWorkflowTasks, maxCachedWorkflows: DEFAULTS.workerMaxCachedWorkflows },
     });
     expect(loadClientConfig({})).toEqual({ address: DEFAULTS.temporalAddress, namespace: DEFAULTS.namespace, taskQueue: DEFAULTS.taskQueue, connection: { address: DEFAULTS.temporalAddress } });
     expect(loadToolConfig({})).toEqual({ temporalCli: undefined, cacheDir: join(homedir(), '.cache', 'tandem') });
@@ -76,6 +77,13 @@ describe('defaults', () => {
 });
 
 describe('every variable parsed', () => {
+  test('the worker slots: how much work a worker takes at once (its memory bound)', () => {
+    expect(loadWorkerConfig({ TANDEM_WORKER_MAX_ACTIVITIES: '20', TANDEM_WORKER_MAX_WORKFLOW_TASKS: '10', TANDEM_WORKER_MAX_CACHED_WORKFLOWS: '300' }).slots).toEqual({ maxActivities: 20, maxWorkflowTasks: 10, maxCachedWorkflows: 300 });
+    // Temporal refuses more concurrent workflow tasks than cached workflows: capped, not an error.
+    expect(loadWorkerConfig({ TANDEM_WORKER_MAX_CACHED_WORKFLOWS: '8' }).slots).toMatchObject({ maxWorkflowTasks: 8, maxCachedWorkflows: 8 });
+    for (const bad of ['0', '1', 'many', '2.5', '-3']) expect(() => loadWorkerConfig({ TANDEM_WORKER_MAX_ACTIVITIES: bad })).toThrow(/TANDEM_WORKER_MAX_ACTIVITIES/);
+  });
+
   test('client, home and the Argo schema', () => {
     const schema = file('schema.json', '{}');
     const env = { TEMPORAL_ADDRESS: 'temporal.example:7233', TEMPORAL_NAMESPACE: 'prod', TANDEM_TASK_QUEUE: 'tandem-gpu', TANDEM_HOME: 'state', TANDEM_ARGO_SCHEMA: schema };

@@ -2,7 +2,7 @@
 // inline in the workflow before; spelled out here so that a change to one is a visible change.
 import { NON_RETRYABLE_TYPES } from '../../../contract/failures.js';
 import { compileTuning } from '../../../contract/tuning.js';
-import { OBSERVATION_RETRY, deployCall, readinessGate, rollout, shortIo, staging, watchJob } from '../../../workflows/pipeline/activity-options.js';
+import { OBSERVATION_RETRY, deployCall, localBookkeeping, readinessGate, rollout, shortIo, staging, watchJob } from '../../../workflows/pipeline/activity-options.js';
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -13,10 +13,12 @@ test('observation retries: 10 attempts, 1 s doubling to 30 s, never a non-retrya
 });
 
 test('each profile', () => {
-  expect(shortIo()).toEqual({ startToCloseTimeout: '2m', retry: OBSERVATION_RETRY });
+  // Short calls carry a heartbeat timeout the worker's keep-alive (workers/keepalive.ts) meets while they run: a lost task is retried after it.
+  expect(shortIo()).toEqual({ startToCloseTimeout: '2m', heartbeatTimeout: '20s', retry: OBSERVATION_RETRY });
+  expect(localBookkeeping()).toEqual({ startToCloseTimeout: '2m', retry: OBSERVATION_RETRY });
   expect(watchJob(600_000, 30_000)).toEqual({ startToCloseTimeout: 600_000 + 3_600_000, heartbeatTimeout: 30_000, retry: untilItEnds });
   expect(staging(5000)).toEqual({ startToCloseTimeout: '30m', heartbeatTimeout: 5000, retry: OBSERVATION_RETRY });
-  expect(deployCall(2)).toEqual({ startToCloseTimeout: '1m', retry: { ...OBSERVATION_RETRY, maximumAttempts: 2 } });
+  expect(deployCall(2)).toEqual({ startToCloseTimeout: '1m', heartbeatTimeout: '20s', retry: { ...OBSERVATION_RETRY, maximumAttempts: 2 } });
   expect(readinessGate(120_000, 30_000)).toEqual({ startToCloseTimeout: 150_000, heartbeatTimeout: 30_000, retry: { ...OBSERVATION_RETRY, maximumAttempts: 3 } });
   expect(rollout(30_000)).toEqual({ startToCloseTimeout: '30m', heartbeatTimeout: 30_000, retry: untilItEnds });
 });

@@ -1,0 +1,38 @@
+// One worker process of bench:scale (bench/scale.ts starts two, as test:scale starts one per host):
+// Tandem's own worker (createTandemWorker: its sinks, activity interceptor and slot settings) with the
+// no-op backends of test/fake-activities.ts and the bare baseline's `noop`, configured from the
+// environment the way `npm run worker` is (config/worker.ts: TEMPORAL_* for mTLS, TANDEM_TASK_QUEUE,
+// TANDEM_WORKER_* for its slots and cache).
+//   SCALE_BUNDLE   the prebuilt workflow bundle (both processes run the same code)
+//   SCALE_BLOCK    "train": every train watch heartbeats until cancelled (the memory run's running pipelines)
+// It prints "worker ready <pid>" once polling, and drains and exits on SIGTERM.
+import { Runtime, makeTelemetryFilterString } from '@temporalio/worker';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadWorkerConfig } from '../config/worker.js';
+import { fakeActivities } from '../test/fake-activities.js';
+import { createTandemWorker } from '../workers/worker.js';
+
+Runtime.install({ telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }) } } });
+const { SCALE_BUNDLE, SCALE_BLOCK } = process.env;
+if (!SCALE_BUNDLE) throw new Error('SCALE_BUNDLE must be set');
+const home = mkdtempSync(join(tmpdir(), 'tandem-bench-scale-worker-'));
+const cfg = loadWorkerConfig({ ...process.env, TANDEM_HOME: home });
+const { address, ...connection } = cfg.connection;
+const fake = fakeActivities(SCALE_BLOCK === 'train' ? { blockOn: 'train' } : {});
+const { worker, connection: conn } = await createTandemWorker({
+  address,
+  connection,
+  namespace: cfg.namespace,
+  taskQueue: cfg.taskQueue,
+  home,
+  workflowBundle: { codePath: SCALE_BUNDLE },
+  activities: { ...fake.acts, noop: async (i: number) => i },
+  slots: cfg.slots,
+});
+process.once('SIGTERM', () => worker.shutdown());
+console.log(`worker ready ${process.pid}`);
+await worker.run();
+await conn.close();
+rmSync(home, { recursive: true, force: true });
