@@ -10,6 +10,7 @@ import { builtinCommand } from '../programs/commands.js';
 import { durationMs } from '../contract/duration.js';
 import { classifyJobState, type JobRef, type JobStatus } from '../contract/outcome.js';
 import { failure } from '../contract/failures.js';
+import { deniedEnvName } from '../contract/pipeline.js';
 import { PollBackoff, pollPause } from './poll.js';
 import { readCatalog, runDirs, writeCatalog } from './run-store.js';
 import { resolveBackend, siteOf, type BackendMap } from './runtimes.js';
@@ -73,6 +74,16 @@ export function tenantGuardOf(policy: TenantPolicy | undefined, backends: Backen
   }, inputs);
 }
 
+/**
+ * Without a tenant policy the worker still refuses what no spec may set (LD_PRELOAD, NODE_OPTIONS, …:
+ * contract/pipeline.ts deniedEnvName): a run started without the SDK skips the spec's validation.
+ * With a policy its guard checks the run's spec, where a tenant's `allowEnv` may permit some.
+ */
+function refuseDeniedEnv(env: Record<string, string> | undefined, what: string): void {
+  const denied = Object.keys(env ?? {}).filter(deniedEnvName);
+  if (denied.length) throw failure('InvalidRequest', `${what}: env.${denied[0]} may not be set by a pipeline spec (${denied.join(', ')} change the programs Tandem runs around the job; a tenant policy's allowEnv can permit it)`);
+}
+
 export function createActivities(config: ActivityConfig) {
   // Every local pipeline job runs in its own sandbox where the host can build one (its run's data and
   // checkpoints, nothing else of the home); see chooseIsolation for the hosts that cannot.
@@ -108,6 +119,7 @@ export function createActivities(config: ActivityConfig) {
       const backend = resolveBackend(backends, input.runtime, input.stage, input.site);
       // Before the run's directories exist: a refused run leaves nothing behind.
       await guard?.enforce({ [input.stage]: siteOf(backend) });
+      if (!guard) refuseDeniedEnv(input.env, `stage ${input.stage}`);
       const dirs = await ownedRunDirs(input.runKey);
       mkdirSync(dirs.data, { recursive: true });
       mkdirSync(dirs.checkpoints, { recursive: true });
@@ -219,6 +231,7 @@ export function createActivities(config: ActivityConfig) {
         throw failure('RuntimeUnavailable', `stage deploy asks for runtime "${input.runtime}", but this worker serves models only on the local runtime. Set stages.deploy.runtime to "local" or "auto".`);
       }
       await guard?.enforce({ deploy: 'local' });
+      if (!guard) refuseDeniedEnv(input.env, 'stage deploy');
       await audit.intent({ what: 'deployment.rolledOut', where: { site: 'local', runtime: 'local' }, details: { name: input.name, model: input.model, checkpoint: input.checkpoint } });
       // The pipeline, tenant and run it serves: `tandem deployments`, and retirement by a newer revision.
       const run = await runInputs.current().catch(() => undefined);

@@ -188,6 +188,18 @@ export async function startUiServer(opts: UiOptions): Promise<UiServer> {
         if (pageToken && e instanceof RunError) return send(res, 400, errorPage(400, e.message), undefined, cookie);
         throw e;
       }
+      // A completed Argo run shows Argo's phase (as `tandem argo list` does): its result says whether the
+      // Argo workflow Succeeded, Failed or Errored. Read from the result, which needs no worker.
+      const argo = opts.argo;
+      if (argo) {
+        await Promise.all(
+          listed.runs.map(async (r) => {
+            if (r.type !== 'argoWorkflow' || !/^completed$/i.test(r.status)) return;
+            const final = await withTimeout(argo.wait(r.id), queryTimeoutMs, 'the run result').catch(() => undefined);
+            if (final?.phase) r.status = final.phase;
+          }),
+        );
+      }
       return send(res, 200, runsPage(listed.runs, { ...filter, page: pageToken }, ctx, listed.nextPageToken), undefined, cookie);
     }
     if (parts[0] === 'runs' && parts.length === 5 && parts[2] === 'logs') {

@@ -22,7 +22,7 @@ import { KubernetesResources } from '../backends/kubernetes/resources.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { loadClusterConfig, type ClusterConfig, type TemporalConnection, type WorkerSlots } from '../config/worker.js';
 import { loadAuditConfig, loadCodecConfig } from '../config/worker.js';
-import { codecDataConverter } from '../codec/index.js';
+import { workerDataConverter } from '../codec/index.js';
 import type { DataConverter } from '@temporalio/common';
 import { workerParts } from './assembly.js';
 import { OidcApiKey, type ClientCredentials } from '../sdk/oidc-token.js';
@@ -91,7 +91,8 @@ export async function createTandemWorker(opts: TandemWorkerOptions): Promise<{ w
       await close();
     };
   }
-  const dataConverter = opts.dataConverter ?? codecDataConverter(loadCodecConfig());
+  // A keyed worker refuses plaintext and undecryptable input (codec/index.ts workerDataConverter).
+  const dataConverter = opts.dataConverter ?? workerDataConverter(loadCodecConfig());
   // The same parts a TandemPlugin puts on a team's Worker (workers/assembly.ts).
   const parts = workerParts({ dataConverter, heartbeatThrottleMs: opts.heartbeatThrottleMs, observe: opts.observe, tracing: opts.tracing });
   const worker = await Worker.create({

@@ -155,3 +155,43 @@ spec:
   expect(st.phase).toBe('Succeeded');
   expect(byDisplay(st, 'approve').outputs?.parameters).toEqual({ ok: 'yes', note: 'none' });
 });
+
+test('lifecycle hooks run when their expression holds: a step’s running and success hooks, the workflow’s running and end hooks', async () => {
+  const { done } = await run(`apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {generateName: tree-hooks-}
+spec:
+  entrypoint: main
+  hooks:
+    running: {expression: 'workflow.status == "Running"', template: say, arguments: {parameters: [{name: m, value: wf-running}]}}
+    ended: {expression: 'workflow.status == "Failed"', template: say, arguments: {parameters: [{name: m, value: wf-failed}]}}
+    never: {expression: 'workflow.status == "Succeeded"', template: say, arguments: {parameters: [{name: m, value: never}]}}
+  templates:
+  - name: main
+    steps:
+    - - name: work
+        template: say
+        arguments: {parameters: [{name: m, value: worked}]}
+        hooks:
+          running: {expression: 'steps.work.status == "Running"', template: say, arguments: {parameters: [{name: m, value: step-running}]}}
+          success: {expression: 'steps.work.status == "Succeeded"', template: say, arguments: {parameters: [{name: m, value: "after {{steps.work.outputs.result}}"}]}}
+          failure: {expression: 'steps.work.status == "Failed"', template: say, arguments: {parameters: [{name: m, value: never}]}}
+    - - {name: boom, template: boom}
+  - name: say
+    inputs: {parameters: [{name: m}]}
+    script: {image: alpine, command: [sh], source: 'echo "{{inputs.parameters.m}}"'}
+  - name: boom
+    container: {image: alpine, command: [sh, -c, "exit 5"]}
+`);
+  const st = await done;
+  expect(st.phase).toBe('Failed'); // hooks do not change it
+  const work = byDisplay(st, 'work');
+  const hook = (name: string) => Object.values(st.nodes).find((n) => n.name === name);
+  expect(hook(`${work.name}.hooks.running`)).toMatchObject({ phase: 'Succeeded', parentId: work.id, outputs: { result: 'step-running' } });
+  expect(hook(`${work.name}.hooks.success`)).toMatchObject({ phase: 'Succeeded', parentId: work.id, outputs: { result: 'after worked' } });
+  expect(hook(`${work.name}.hooks.failure`)).toBeUndefined();
+  expect(hook(`${st.name}.hooks.running`)).toMatchObject({ phase: 'Succeeded', parentId: st.name, outputs: { result: 'wf-running' } });
+  expect(hook(`${st.name}.hooks.ended`)).toMatchObject({ phase: 'Succeeded', outputs: { result: 'wf-failed' } });
+  expect(hook(`${st.name}.hooks.never`)).toBeUndefined();
+  expect(Object.values(st.nodes).filter((n) => n.name.includes('.hooks.')).map((n) => n.outputs?.result)).not.toContain('never');
+});

@@ -201,6 +201,53 @@ spec:
     inputs: {parameters: [{name: msg}]}
     script: {image: alpine, command: [sh], source: 'echo "{{inputs.parameters.msg}}"'}
 `;
+// Lifecycle hooks (ARGO_PATCHES.lifecycleHooks): a step's running and success hooks, the workflow's.
+const ARGO_HOOKS = `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: recorded-argo-hooks}
+spec:
+  entrypoint: main
+  hooks:
+    running: {expression: 'workflow.status == "Running"', template: echo, arguments: {parameters: [{name: msg, value: wf-running}]}}
+    ended: {expression: 'workflow.status == "Succeeded"', template: echo, arguments: {parameters: [{name: msg, value: wf-done}]}}
+  templates:
+  - name: main
+    steps:
+    - - name: work
+        template: echo
+        arguments: {parameters: [{name: msg, value: work}]}
+        hooks:
+          running: {expression: 'steps.work.status == "Running"', template: echo, arguments: {parameters: [{name: msg, value: running}]}}
+          success: {expression: 'steps.work.status == "Succeeded"', template: echo, arguments: {parameters: [{name: msg, value: "{{steps.work.outputs.result}}"}]}}
+  - name: echo
+    inputs: {parameters: [{name: msg}]}
+    script: {image: alpine, command: [sh], source: 'echo "{{inputs.parameters.msg}}"'}
+`;
+// A loop and a DAG larger than their (tiny) budgets: child workflows, and activities queued at the bound.
+const ARGO_FAN_OUT = `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  name: recorded-argo-fan-out
+  annotations: {tandem.io/slice-nodes: "2", tandem.io/max-activities-in-flight: "1"}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    dag:
+      tasks:
+      - {name: loop, template: echo, withSequence: {count: "5"}, arguments: {parameters: [{name: msg, value: "n{{item}}"}]}}
+      - {name: pair, template: pair, depends: loop}
+      - {name: last, template: echo, depends: pair, arguments: {parameters: [{name: msg, value: "{{tasks.loop.outputs.result}}"}]}}
+  - name: pair
+    dag:
+      tasks:
+      - {name: a, template: echo, arguments: {parameters: [{name: msg, value: a}]}}
+      - {name: b, template: echo, arguments: {parameters: [{name: msg, value: b}]}}
+      - {name: c, template: echo, arguments: {parameters: [{name: msg, value: c}]}}
+  - name: echo
+    inputs: {parameters: [{name: msg}]}
+    script: {image: alpine, command: [sh], source: 'echo "{{inputs.parameters.msg}}"'}
+`;
 const dir = mkdtempSync(join(tmpdir(), 'tandem-record-'));
 const server = await startDevServer({ dbFile: join(dir, 'temporal.db') });
 try {
@@ -241,6 +288,14 @@ try {
       await argo.resume(treeRun.id, undefined, { ok: 'yes' });
       await argo.wait(treeRun.id);
       save('argoWorkflow-node-tree', await argo.client.workflow.getHandle(`argo-${treeRun.id}`).fetchHistory(), `argo-${treeRun.id}`);
+      const hooksRun = await argo.submit(prepare('recorded-argo-hooks.yaml', { text: ARGO_HOOKS }));
+      await argo.wait(hooksRun.id);
+      save('argoWorkflow-hooks', await argo.client.workflow.getHandle(`argo-${hooksRun.id}`).fetchHistory(), `argo-${hooksRun.id}`);
+      const fanOutRun = await argo.submit(prepare('recorded-argo-fan-out.yaml', { text: ARGO_FAN_OUT }));
+      await argo.wait(fanOutRun.id);
+      save('argoWorkflow-fan-out', await argo.client.workflow.getHandle(`argo-${fanOutRun.id}`).fetchHistory(), `argo-${fanOutRun.id}`);
+      // Its fourth child runs the three pods of `pair`, one at a time (max-activities-in-flight 1).
+      save('argoSlice-fan-out', await argo.client.workflow.getHandle(`argo-${fanOutRun.id}--f4`).fetchHistory(), `argo-${fanOutRun.id}--f4`);
       const controllerRun = await argo.submit(prepare('recorded-argo-controller.yaml', { text: ARGO_CONTROLLER }));
       await argo.wait(controllerRun.id);
       save('argoWorkflow-controller', await argo.client.workflow.getHandle(`argo-${controllerRun.id}`).fetchHistory(), `argo-${controllerRun.id}`);
