@@ -137,7 +137,7 @@ describe('the HTML the view serves', () => {
     expect((await get('/?pipeline=no-such-pipeline')).html).not.toContain(runId);
     expect(byPipeline.html).toMatch(/<time datetime="\d{4}-\d\d-\d\dT[\d:.]+Z" title="[^"]+">(\d+ (s|min|h) ago|just now)<\/time>/);
     // One run a page: the first page links to the next, which holds another run; a forged token is a 400.
-    const paged = await startUiServer({ tandem: w.tandem, port: 0, pageSize: 1 });
+    const paged = await startUiServer({ tandem: w.tandem, port: 0, pageSize: 1, noAuth: true });
     try {
       const first = await (await fetch(`${paged.url}/`)).text();
       const ids = (html: string) => [...html.matchAll(/<a class="run" href="\/runs\/([^"]+)">/g)].map((m) => decodeURIComponent(m[1]!));
