@@ -20,6 +20,16 @@ const run = async (yaml: string): Promise<{ id: string; st: ArgoStatus }> => {
   return { id, st: await client.wait(id) };
 };
 
+/** The phase, and the first failed nodes' messages when it is not Succeeded (what to look at). */
+const outcome = (st: ArgoStatus) => ({
+  phase: st.phase,
+  failed: Object.values(st.nodes)
+    .filter((n) => n.phase === 'Failed' || n.phase === 'Error')
+    .slice(0, 3)
+    .map((n) => `${n.name}: ${n.message}`),
+});
+const succeeded = { phase: 'Succeeded', failed: [] };
+
 const pods = (st: ArgoStatus) => Object.values(st.nodes).filter((n) => n.type === 'Pod');
 
 /** Every pod's `echo` output by its node name. */
@@ -56,7 +66,7 @@ spec:
     inputs: {parameters: [{name: msg}]}
     script: {image: alpine, command: [sh], source: 'echo "{{inputs.parameters.msg}}"'}
 `);
-  expect(st.phase).toBe('Succeeded');
+  expect(outcome(st)).toEqual(succeeded);
   expect(st.slices!.length).toBeGreaterThan(7); // 25 items in slices of 4 and the rows DAG's children
   const r = results(st);
   for (let i = 0; i < 25; i++) expect(r.get(`${st.name}[0].loop(${i}:${i})`)).toBe(`n${i}`);
@@ -85,15 +95,16 @@ spec:
   templates:
   - name: main
     steps:
-    - - {name: loop, template: echo, withSequence: {count: "${n}"}}
+    - - {name: loop, template: echo, withSequence: {count: "${n}"}, arguments: {parameters: [{name: x, value: "{{item}}"}]}}
     - - {name: sum, template: count, arguments: {parameters: [{name: all, value: "{{steps.loop.outputs.result}}"}]}}
   - name: echo
-    container: {image: alpine, command: [sh, -c, "echo {{item}}"]}
+    inputs: {parameters: [{name: x}]}
+    container: {image: alpine, command: [sh, -c, "echo {{inputs.parameters.x}}"]}
   - name: count
     inputs: {parameters: [{name: all}]}
     script: {image: alpine, command: [sh], source: "printf '%s' '{{inputs.parameters.all}}' | tr -cd , | wc -c"}
 `);
-  expect(st.phase).toBe('Succeeded');
+  expect(outcome(st)).toEqual(succeeded);
   const r = results(st);
   for (let i = 0; i < n; i++) expect(r.get(`${st.name}[0].loop(${i}:${i})`)).toBe(String(i));
   expect(pods(st).find((p) => p.displayName === 'sum')?.outputs?.result?.trim()).toBe(String(n - 1));
@@ -121,7 +132,7 @@ ${tasks('leaf').replace(/value: "(\d+)"/g, 'value: "{{inputs.parameters.x}}-$1"'
     inputs: {parameters: [{name: x}]}
     container: {image: alpine, command: [sh, -c, "echo {{inputs.parameters.x}}"]}
 `);
-  expect(st.phase).toBe('Succeeded');
+  expect(outcome(st)).toEqual(succeeded);
   const leaves = pods(st);
   expect(leaves).toHaveLength(900);
   expect(leaves.every((p) => p.phase === 'Succeeded')).toBe(true);
