@@ -4,6 +4,7 @@ import type { Context } from '@temporalio/activity';
 import { failure } from '../contract/failures.js';
 import type { ReadinessInput, ReadinessResult } from './types.js';
 import { observeGate } from '../observe/activity-metrics.js';
+import { parseJsonLimited } from '../contract/limits.js';
 
 type Gate = 'health' | 'models' | 'completion';
 
@@ -12,7 +13,7 @@ async function fetchJson(url: string, init?: RequestInit): Promise<{ status: num
   const text = await res.text();
   let body: unknown = text;
   try {
-    body = JSON.parse(text);
+    body = parseJsonLimited(text);
   } catch {
     /* not JSON: keep the text for the error message */
   }

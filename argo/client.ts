@@ -192,7 +192,22 @@ export class ArgoClient {
     return { name, plan };
   }
 
+  /**
+   * Resumes the run's suspended nodes (those whose name contains `node`), as Argo's ResumeWorkflow and
+   * `argo node set` do: refused when a node would resume with a `valueFrom.supplied` output that has
+   * neither a value here nor a default, or when a parameter names an output the node does not supply.
+   */
   async resume(name: string, node?: string, parameters?: Record<string, string>): Promise<void> {
+    const [st, input] = await Promise.all([this.status(name), this.input(name)]);
+    const templates = new Map(((input.spec.templates ?? []) as Record<string, unknown>[]).map((t) => [String(t.name), t]));
+    for (const n of Object.values(st.nodes)) {
+      if (n.type !== 'Suspend' || n.phase !== 'Running' || (node && !n.name.includes(node))) continue;
+      const outs = (((templates.get(n.templateName ?? '')?.outputs ?? {}) as Record<string, unknown>).parameters ?? []) as { name?: unknown; valueFrom?: { supplied?: unknown; default?: unknown } }[];
+      const supplied = outs.filter((p) => p.valueFrom?.supplied !== undefined);
+      for (const k of Object.keys(parameters ?? {})) if (!supplied.some((p) => String(p.name) === k)) throw new Error(`node is not expecting output parameter '${k}'`);
+      const missing = supplied.find((p) => parameters?.[String(p.name)] === undefined && p.valueFrom?.default === undefined);
+      if (missing) throw new Error(`raw output parameter '${String(missing.name)}' has not been set and does not have a default value`);
+    }
     await this.handle(name).signal('argo.resume', { node, parameters });
   }
 

@@ -9,6 +9,7 @@ import type { JobRef, JobStatus, JobProgress } from '../contract/outcome.js';
 import type { JobBackend, JobRequest } from './types.js';
 import { isAlive, killGroup, processStartTime } from './proc.js';
 import { failure } from '../contract/failures.js';
+import { parseJsonLimited } from '../contract/limits.js';
 import { jobEnv, unspawnable } from './job-env.js';
 import { bwrapBinary, probeSandbox, sandboxArgs, SandboxUnavailable } from '../activities/argo/sandbox.js';
 import { findExecutable } from '../argo/local-command.js';
@@ -237,7 +238,7 @@ export class LocalJobBackend implements JobBackend {
       // A sandboxed job writes it in its scratch directory; a plain one beside its job record.
       const file = [join(dir, 'work', 'progress.json'), join(dir, 'progress.json')].find((f) => existsSync(f));
       if (!file || statSync(file).size > MAX_PROGRESS_BYTES) return undefined;
-      return JSON.parse(readFileSync(file, 'utf8')) as JobProgress;
+      return parseJsonLimited(readFileSync(file, 'utf8')) as JobProgress;
     } catch {
       return undefined; // absent, or caught mid-write: the next poll sees it
     }

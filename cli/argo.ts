@@ -149,12 +149,20 @@ export function registerArgoCommands(program: Command, connect: () => Promise<Ar
     }),
   );
 
-  argo.command('get <name>').option('-o, --output <fmt>', 'json').description('show the node tree').action((name: string, o: { output?: string }) =>
-    withClient(async (c) => {
-      const st = await c.status(name);
-      console.log(o.output === 'json' ? JSON.stringify(st, null, 2) : formatTree(st));
-    }),
-  );
+  argo
+    .command('get <name>')
+    .option('-o, --output <fmt>', "json: the Workflow with Argo's status (nodes by id: type, phase, templateName, boundaryID, children, outputs)")
+    .description('show the node tree')
+    .action((name: string, o: { output?: string }) =>
+      withClient(async (c) => {
+        const st = await c.status(name);
+        if (o.output !== undefined && o.output !== 'json') throw new Error(`-o ${o.output}: only json is supported`);
+        if (o.output !== 'json') return console.log(formatTree(st));
+        const { argoShape } = await import('../argo/status-shape.js');
+        const input = await c.input(name);
+        console.log(JSON.stringify(argoShape(st, input.spec, input.namespace ?? 'default'), null, 2));
+      }),
+    );
 
   argo.command('logs <name>').description("print the pods' output (local runtime)").action((name: string) =>
     withClient(async (c) => {

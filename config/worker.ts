@@ -6,7 +6,7 @@
 // Not configuration in this sense: the job contract (TANDEM_DATA_DIR, TANDEM_CHECKPOINT_DIR, … that
 // Tandem sets for the programs it runs; programs/env.ts reads them on the job side) and the environment
 // workers pass on to child processes.
-import { accessSync, constants, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { homedir } from 'node:os';
 import { z } from 'zod';
@@ -14,6 +14,7 @@ import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { TLSConfig } from '@temporalio/client';
 import { InputError } from '../contract/input-error.js';
 import { parseSitesFile, type SitesFile } from '../contract/sites.js';
+import { endpointUrlProblem } from '../contract/endpoint-url.js';
 import { parseQuotasFile, type QuotasFile } from '../contract/quotas.js';
 import { parseTenantPolicy, type TenantPolicy } from '../contract/tenant-policy.js';
 import { SUPPORTED_SLURMRESTD_VERSIONS } from '../backends/slurm/slurmrestd-mapping.js';
@@ -106,10 +107,10 @@ export interface WorkerConfig extends CliConfig, ClusterConfig {
   audit: AuditConfig;
   /** TANDEM_METRICS_*, TANDEM_LOG_*: the /metrics endpoint and the log format (observe/). */
   observe: ObserveConfig;
-  /** TANDEM_WORKER_*: how much work the worker takes at once (its slots and workflow cache). */
-  slots: WorkerSlots;
   /** TANDEM_LOCAL_ISOLATION: how local pipeline jobs are isolated (backends/local-jobs.ts `chooseIsolation`). */
   localIsolation: LocalIsolationMode;
+  /** TANDEM_WORKER_*: how much work the worker takes at once (its slots and workflow cache). */
+  slots: WorkerSlots;
 }
 
 export interface ToolConfig {
@@ -140,6 +141,11 @@ const hostPort = z.string().refine((v) => {
 }, 'must be host:port with a port of 1-65535, e.g. 127.0.0.1:7233');
 const queueName = z.string().regex(/^\S+$/, 'must not contain whitespace');
 const httpUrl = z.string().refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), 'must be an http(s) URL');
+/** A site's API endpoint: the sites file's rule (contract/endpoint-url.ts: no credentials, no metadata or link-local host). */
+const endpointUrl = z.string().superRefine((v, ctx) => {
+  const problem = endpointUrlProblem(v);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
 const positiveMs = z
   .string()
   .regex(/^\d+$/, 'must be a whole number of milliseconds')
@@ -171,7 +177,8 @@ const clientShape = {
   TANDEM_TASK_QUEUE: optional(queueName),
   TEMPORAL_PROFILE: optional(text),
   TEMPORAL_CONFIG_FILE: optional(existingFile()),
-  TEMPORAL_API_KEY: optional(z.string()),
+  // A header value: a newline or another control character would fail deep in the gRPC layer.
+  TEMPORAL_API_KEY: optional(z.string().refine((v) => ![...v].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f), 'must not contain a newline or another control character (a key file read with its trailing newline?)')),
   TEMPORAL_TLS: optional(bool),
   TEMPORAL_TLS_CLIENT_CERT_PATH: optional(existingFile()),
   TEMPORAL_TLS_CLIENT_KEY_PATH: optional(existingFile()),
@@ -187,7 +194,7 @@ const clientShape = {
 
 const cliShape = {
   ...clientShape,
-  TANDEM_HOME: optional(text),
+  TANDEM_HOME: optional(text.refine((v) => !existsSync(v) || statSync(v).isDirectory(), 'is not a directory (Tandem keeps its runs, jobs and keys under it)')),
   TANDEM_ARGO_SCHEMA: optional(existingFile()),
 };
 
@@ -208,13 +215,13 @@ const slurmShape = {
   TANDEM_SLURM_SITE: optional(text),
   TANDEM_SLURM_WORKDIR: optional(text),
   TANDEM_SLURM_STATUS_INTERVAL_MS: optional(positiveMs),
-  TANDEM_FIRECREST_URL: optional(httpUrl),
+  TANDEM_FIRECREST_URL: optional(endpointUrl),
   TANDEM_FIRECREST_SYSTEM: optional(text),
-  TANDEM_FIRECREST_TOKEN_URL: optional(httpUrl),
+  TANDEM_FIRECREST_TOKEN_URL: optional(endpointUrl),
   TANDEM_FIRECREST_CLIENT_ID: optional(text),
   TANDEM_FIRECREST_CLIENT_SECRET: optional(z.string()),
   TANDEM_SLURMRESTD_SOCKET: optional(text),
-  TANDEM_SLURMRESTD_URL: optional(httpUrl),
+  TANDEM_SLURMRESTD_URL: optional(endpointUrl),
   TANDEM_SLURMRESTD_USER: optional(text),
   TANDEM_SLURMRESTD_TOKEN: optional(z.string()),
   TANDEM_SLURMRESTD_API_VERSION: optional(z.enum(SUPPORTED_SLURMRESTD_VERSIONS, `must be one of ${SUPPORTED_SLURMRESTD_VERSIONS.join(', ')}`)),
@@ -248,10 +255,10 @@ const workerShape = {
   ...codecShape(),
   ...auditShape(),
   ...observeShape(),
-  ...slotsShape(),
   // auto (default): the bubblewrap sandbox where it works, else a plain process with a warning (never
   // with a tenant policy); sandbox: always (jobs fail, saying why, where it does not work); none: never.
   TANDEM_LOCAL_ISOLATION: optional(z.enum(LOCAL_ISOLATION_MODES, 'must be auto, sandbox or none')),
+  ...slotsShape(),
 };
 
 const toolShape = { TEMPORAL_CLI: optional(existingFile(true)), XDG_CACHE_HOME: optional(text) };
@@ -268,7 +275,9 @@ type Parsed<S extends z.ZodRawShape> = z.output<z.ZodObject<S>>;
 
 function source(env: Env, name: string): string {
   const v = env[name];
-  return v === undefined || v === '' || SECRET.has(name) ? name : `${name}=${v}`;
+  if (v === undefined || v === '' || SECRET.has(name)) return name;
+  // A URL's password (refused, but said as the refused value) is never echoed.
+  return `${name}=${v.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/@:]*):[^/@]*@/i, '$1:***@')}`;
 }
 
 /** Parses `env` against `shape`; `extra` adds the checks that span variables or read files. */
@@ -481,8 +490,8 @@ export function loadWorkerConfig(env: Env = process.env, opts: LoadOptions = {})
       codec: codecKeys(v, env, issue),
       audit: auditConfig(v, opts),
       observe: observeConfig(v, env, issue),
-      slots: slotsConfig(v),
       localIsolation: v.TANDEM_LOCAL_ISOLATION ?? 'auto',
+      slots: slotsConfig(v),
     };
   });
   return out;
@@ -526,6 +535,7 @@ function codecShape() {
     TANDEM_CODEC_KEYS_FILE: optional(existingFile()),
     TANDEM_CODEC_KEY: optional(z.string()),
     TANDEM_CODEC_KEY_ID: optional(z.string()),
+    TANDEM_CODEC_PLAINTEXT: optional(z.enum(['refuse', 'accept'], 'must be refuse (the default: a keyed worker fails runs whose input is not encrypted with its keys) or accept')),
   };
 }
 
@@ -535,7 +545,28 @@ function codecServerShape() {
     ...codecShape(),
     TANDEM_CODEC_SERVER_ORIGINS: optional(siteList.pipe(z.array(z.string().refine((o) => URL.canParse(o) && /^https?:$/.test(new URL(o).protocol) && new URL(o).origin === o, 'each entry must be an origin such as http://localhost:8233 (scheme, host and port; no path)')))),
     TANDEM_CODEC_SERVER_TOKEN: optional(z.string().min(16, 'must be at least 16 characters')),
+    TANDEM_CODEC_SERVER_OIDC_ISSUER: optional(httpUrl),
+    TANDEM_CODEC_SERVER_OIDC_JWKS_URL: optional(httpUrl),
+    TANDEM_CODEC_SERVER_OIDC_AUDIENCE: optional(text),
+    TANDEM_CODEC_SERVER_OIDC_CLAIM: optional(z.string().regex(/^[A-Za-z0-9_.:/-]{1,128}$/, 'must be a claim name')),
+    TANDEM_CODEC_SERVER_TENANT_KEYS: optional(text),
+    TANDEM_CODEC_SERVER_HOSTS: optional(siteList.pipe(z.array(z.string().regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/, 'each entry must be a host[:port] as a Host header carries it')))),
   };
+}
+
+/** `tenant=id id;tenant2=id`: each tenant (or namespace) and the key ids it may use. */
+function tenantKeys(text: string, issue: (i: ConfigIssue) => void): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const part of text.split(';').map((p) => p.trim()).filter(Boolean)) {
+    const m = /^([A-Za-z0-9._-]{1,128})\s*=\s*([A-Za-z0-9._\-\s,]+)$/.exec(part);
+    if (!m) {
+      issue({ source: 'TANDEM_CODEC_SERVER_TENANT_KEYS', path: '', message: `${JSON.stringify(part.slice(0, 80))} must look like tenant=keyid[,keyid…] (entries separated by ;)` });
+      continue;
+    }
+    if (Object.hasOwn(out, m[1]!) || m[1] === '__proto__') issue({ source: 'TANDEM_CODEC_SERVER_TENANT_KEYS', path: '', message: `tenant ${m[1]} is listed twice` });
+    out[m[1]!] = m[2]!.split(/[\s,]+/).filter(Boolean);
+  }
+  return out;
 }
 
 type CodecVars = Parsed<ReturnType<typeof codecShape>>;
@@ -565,7 +596,7 @@ function codecKeys(v: CodecVars, env: Env, issue: (i: ConfigIssue) => void): Cod
       else keys.push(...keys.splice(keys.indexOf(same), 1)); // the same key: it is the newest
     }
   }
-  return keys.length ? { keys } : undefined;
+  return keys.length ? { keys, ...(v.TANDEM_CODEC_PLAINTEXT === 'accept' ? { acceptPlaintext: true } : {}) } : undefined;
 }
 
 /** The codec keys alone: the SDK's client, `tandem runs replay` and anything else that reads payloads. */
@@ -579,17 +610,55 @@ export interface CodecServerConfig {
   keys?: CodecKeys;
   /** Origins allowed by CORS (the Temporal Web UI's). */
   origins: string[];
-  /** Bearer token required of callers, when set. */
+  /** The operator's static bearer token (every key). */
   token?: string;
+  /** The Web UI's forwarded access token: the issuer, its JWKS, the tenant claim and each tenant's key ids. */
+  oidc?: { issuer: string; jwksUrl?: string; audience?: string; claim: string; tenantKeys: Record<string, string[]> };
+  /** No authentication (`--no-auth`): loopback only. */
+  none: boolean;
+  /** Host names answered besides loopback (a proxy's). */
+  hosts: string[];
 }
 
-/** `tandem codec-server`. */
-export function loadCodecServerConfig(env: Env = process.env): CodecServerConfig {
+const loopbackUrl = (u: string) => ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(u).hostname);
+
+/**
+ * `tandem codec-server`. Authenticated by default: TANDEM_CODEC_SERVER_TOKEN (the operator) and/or
+ * TANDEM_CODEC_SERVER_OIDC_ISSUER with TANDEM_CODEC_SERVER_TENANT_KEYS (the Web UI's users);
+ * `noAuth` (the `--no-auth` flag, never a variable) only while every Host answered is loopback.
+ */
+export function loadCodecServerConfig(env: Env = process.env, opts: { noAuth?: boolean } = {}): CodecServerConfig {
   let out!: CodecServerConfig;
   parse(codecServerShape(), env, (v, issue) => {
     const keys = codecKeys(v, env, issue);
     if (!keys && !v.TANDEM_CODEC_KEYS_FILE && v.TANDEM_CODEC_KEY === undefined) issue({ source: 'TANDEM_CODEC_KEYS_FILE or TANDEM_CODEC_KEY', path: '', message: 'must be set: the codec server decrypts with the keys the workers encrypt with' });
-    out = { keys, origins: v.TANDEM_CODEC_SERVER_ORIGINS ?? [...DEFAULTS_CODEC_ORIGINS], token: v.TANDEM_CODEC_SERVER_TOKEN };
+    const hosts = v.TANDEM_CODEC_SERVER_HOSTS ?? [];
+    const issuer = v.TANDEM_CODEC_SERVER_OIDC_ISSUER;
+    let oidc: CodecServerConfig['oidc'];
+    if (issuer !== undefined) {
+      for (const [name, url] of [['TANDEM_CODEC_SERVER_OIDC_ISSUER', issuer], ['TANDEM_CODEC_SERVER_OIDC_JWKS_URL', v.TANDEM_CODEC_SERVER_OIDC_JWKS_URL]] as const) {
+        if (url !== undefined && new URL(url).protocol !== 'https:' && !loopbackUrl(url)) issue({ source: name, path: '', message: 'must be an https URL (http only on loopback): its keys decide who reads payloads' });
+      }
+      if (v.TANDEM_CODEC_SERVER_TENANT_KEYS === undefined) issue({ source: 'TANDEM_CODEC_SERVER_TENANT_KEYS', path: '', message: 'must be set with TANDEM_CODEC_SERVER_OIDC_ISSUER: which key ids each tenant may use (tenant=keyid,keyid;other=keyid)' });
+      const map = tenantKeys(v.TANDEM_CODEC_SERVER_TENANT_KEYS ?? '', issue);
+      const known = new Set(keys?.keys.map((k) => k.id) ?? []);
+      for (const [t, ids] of Object.entries(map)) {
+        const unknown = ids.filter((id) => !known.has(id));
+        if (keys && unknown.length) issue({ source: 'TANDEM_CODEC_SERVER_TENANT_KEYS', path: '', message: `tenant ${t}: key id(s) ${unknown.join(', ')} are not in the keyring` });
+      }
+      oidc = { issuer, jwksUrl: v.TANDEM_CODEC_SERVER_OIDC_JWKS_URL, audience: v.TANDEM_CODEC_SERVER_OIDC_AUDIENCE, claim: v.TANDEM_CODEC_SERVER_OIDC_CLAIM ?? 'permissions', tenantKeys: map };
+    } else {
+      for (const name of ['TANDEM_CODEC_SERVER_OIDC_JWKS_URL', 'TANDEM_CODEC_SERVER_OIDC_AUDIENCE', 'TANDEM_CODEC_SERVER_OIDC_CLAIM', 'TANDEM_CODEC_SERVER_TENANT_KEYS'] as const) {
+        if (v[name] !== undefined) issue({ source: name, path: '', message: 'is set but TANDEM_CODEC_SERVER_OIDC_ISSUER is not' });
+      }
+    }
+    const none = opts.noAuth === true;
+    if (!none && v.TANDEM_CODEC_SERVER_TOKEN === undefined && issuer === undefined) {
+      issue({ source: 'TANDEM_CODEC_SERVER_TOKEN or TANDEM_CODEC_SERVER_OIDC_ISSUER', path: '', message: 'must be set: the codec server decrypts every payload for whoever calls it (--no-auth serves loopback without authentication)' });
+    }
+    const remote = hosts.filter((h) => !/^(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?$/i.test(h));
+    if (none && remote.length) issue({ source: 'TANDEM_CODEC_SERVER_HOSTS', path: '', message: `names ${remote.join(', ')}: --no-auth is for loopback only` });
+    out = { keys, origins: v.TANDEM_CODEC_SERVER_ORIGINS ?? [...DEFAULTS_CODEC_ORIGINS], token: v.TANDEM_CODEC_SERVER_TOKEN, oidc, none, hosts };
   });
   return out;
 }

@@ -4,6 +4,7 @@ import { LineCounter, parseDocument, isNode, isPair, isScalar, isSeq, visit, typ
 import type { z } from 'zod';
 import { PipelineSpecSchema, type PipelineSpec } from './pipeline.js';
 import { InputError, type InputIssue, type InputKind } from './input-error.js';
+import { yamlLimitProblem } from './limits.js';
 
 export type SpecIssue = InputIssue;
 
@@ -99,6 +100,9 @@ export function validatePipelineSpec(input: unknown, source = 'spec'): PipelineS
 
 /** Parses YAML or JSON text against any schema; errors name the field path and its line. */
 export function parseYamlWith<S extends z.ZodType>(schema: S, text: string, source: string, what: string, hint: string): z.output<S> {
+  // Depth and size first: yaml's composer and toJS recurse per level (contract/limits.ts).
+  const limit = yamlLimitProblem(text);
+  if (limit) throw new SpecError(source, [{ path: '', message: limit.message, line: limit.line }], what);
   const counter = new LineCounter();
   // uniqueKeys off: keyProblems() does the same check in linear time.
   const doc = parseDocument(text, { lineCounter: counter, prettyErrors: true, uniqueKeys: false });

@@ -10,6 +10,7 @@ import type { CharModel } from './model.js';
 import { ApiError, MAX_MODEL_LEN, parseChat, parseCompletion, type SamplingRequest } from './openai-protocol.js';
 import { Rng } from './rng.js';
 import { ServingMetrics } from './serving-metrics.js';
+import { parseJsonLimited } from '../contract/limits.js';
 
 export interface ModelServerOptions {
   modelId: string;
@@ -40,7 +41,7 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   }
   const text = Buffer.concat(chunks).toString('utf8');
   try {
-    return JSON.parse(text);
+    return parseJsonLimited(text);
   } catch (e) {
     throw new ApiError(400, `the request body is not valid JSON: ${(e as Error).message}`);
   }

@@ -93,7 +93,7 @@ beforeAll(async () => {
   }
   const connection = await Connection.connect({ address: address() });
   plain = { client: new Client({ connection }), close: () => connection.close() };
-  codecServer = await startCodecServer({ codec: new AesGcmCodec({ keys: [K1, K2] }), origins: ['http://localhost:8233'], token: TOKEN });
+  codecServer = await startCodecServer({ keys: { keys: [K1, K2] }, origins: ['http://localhost:8233'], auth: { token: TOKEN } });
 });
 afterAll(async () => {
   await codecServer?.close();

@@ -33,7 +33,7 @@ const countsIn = (text: string) =>
   );
 
 beforeAll(async () => {
-  await sh('npm', ['run', 'build'], ROOT);
+  await sh('npm', ['run', 'build'], ROOT, 540_000); // tsc: ~30 s quiet, minutes on a loaded machine
   const dir = tempDir('package');
   // The build just ran; --ignore-scripts skips prepack's second one.
   const { stdout } = await sh('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], ROOT);
@@ -225,3 +225,116 @@ test("the same scenario on the checkout's createTandemWorker gives the same prog
     for (const d of serving.list()) await serving.undeploy(d.name);
   }
 }, 240_000);
+
+const ARGO_HELLO = `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  generateName: consumer-hello-
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - name: say
+        template: say
+    - - name: echo
+        template: echo
+        arguments:
+          parameters:
+          - name: msg
+            value: "{{steps.say.outputs.parameters.msg}}"
+  - name: say
+    container:
+      image: alpine:3.20
+      command: [sh, -c]
+      args: ["printf hello > /tmp/msg"]
+    outputs:
+      parameters:
+      - name: msg
+        valueFrom:
+          path: /tmp/msg
+  - name: echo
+    inputs:
+      parameters:
+      - name: msg
+    container:
+      image: alpine:3.20
+      command: [sh, -c]
+      args: ["echo got {{inputs.parameters.msg}}"]
+`;
+
+/** The fenced block of `lang` in `file` (under the repository) that contains `marker`: the docs as written. */
+function snippet(file: string, lang: string, marker: string): string {
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  const blocks = [...text.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]!);
+  const found = blocks.find((b) => b.includes(marker));
+  if (!found) throw new Error(`${file}: no \`\`\`${lang} block containing ${JSON.stringify(marker)} (the docs changed: update this test with them)`);
+  return found;
+}
+/** `text` with each `[from, to]` replaced, every `from` required to be there (so the docs cannot drift away from the test). */
+function substitute(text: string, pairs: [string, string][]): string {
+  for (const [from, to] of pairs) {
+    if (!text.includes(from)) throw new Error(`the snippet no longer contains ${JSON.stringify(from)}:\n${text}`);
+    text = text.split(from).join(to);
+  }
+  return text;
+}
+
+test("the docs' snippets, extracted from README.md, docs/temporal.md and docs/using.md, run as written in the consumer project", async () => {
+  const dir = join(consumer, 'snippets');
+  mkdirSync(join(dir, 'src'), { recursive: true });
+  // README: the pipeline you can paste, pasted into a shell, then validated by the installed bin.
+  await sh('bash', ['-c', snippet('README.md', 'sh', 'my-pipeline.yaml <<')], dir);
+  expect((await sh('npx', ['tandem', 'validate', 'my-pipeline.yaml'], dir)).stdout).toContain('valid pipeline "my-model"');
+  // docs/temporal.md: the user's workflows module and worker with TandemPlugin. The test supplies what the
+  // snippet leaves to the reader (its own activities, a spec), the test server and a queue of its own,
+  // and prints the result when the snippet is done.
+  const queue = uniqueQueue('snippet');
+  const plugin = snippet('docs/temporal.md', 'ts', '// worker.ts');
+  const [workflows, worker] = plugin.split('// worker.ts') as [string, string];
+  writeFileSync(join(dir, 'src/workflows.ts'), workflows);
+  const serverAt = (t: string) => substitute(t, [["'temporal.internal:7233'", JSON.stringify(address())], ["taskQueue: 'tandem'", `taskQueue: ${JSON.stringify(queue)}`]]);
+  writeFileSync(
+    join(dir, 'src/worker.ts'),
+    "const myActivities = { async hello() { return 'hi'; } };\nconst spec = { name: 'snippet', stages: { train: { steps: 60, checkpointEvery: 30 } } };\n" +
+      serverAt(worker) +
+      "console.log('RESULT ' + JSON.stringify(await run.result()));\nprocess.exit(0);\n",
+  );
+  // docs/using.md: the SDK, against a `tandem worker` from the bin on the same queue.
+  const sdk = substitute(snippet('docs/using.md', 'ts', 'TandemClient.connect'), [["{ address: '127.0.0.1:7233' }", `{ address: ${JSON.stringify(address())}, taskQueue: ${JSON.stringify(queue)} }`]]);
+  writeFileSync(join(dir, 'src/sdk.ts'), sdk + "process.exit(0);\n");
+  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, skipLibCheck: true, outDir: 'out', rootDir: 'src' } }));
+  await sh(process.execPath, [TSC, '-p', '.'], dir).catch((e: { stdout: string }) => {
+    throw new Error(`the docs' snippets do not compile as written:\n${e.stdout}`);
+  });
+  const homes = [join(dir, '.tandem'), tempDir('snippet-worker')];
+  try {
+    const ran = await sh(process.execPath, ['out/worker.js'], dir, 240_000);
+    const result = JSON.parse(/^RESULT (.*)$/m.exec(ran.stdout)![1]!) as { pipeline: string; checkpoint: { step: number } };
+    expect(result).toMatchObject({ pipeline: 'snippet', checkpoint: { step: 60 } });
+    const bin = spawn(join(consumer, 'node_modules/.bin/tandem'), ['worker'], { cwd: dir, env: { ...process.env, NODE_OPTIONS: '', TEMPORAL_ADDRESS: address(), TANDEM_TASK_QUEUE: queue, TANDEM_HOME: homes[1] }, stdio: 'ignore' });
+    const binExited = new Promise((r) => bin.on('exit', r));
+    try {
+      const out = (await sh(process.execPath, ['out/sdk.js'], dir, 240_000)).stdout;
+      expect(out).toMatch(/"type":"progress"|type: 'progress'/); // progress events printed as they came
+      expect(out.trim().split('\n').at(-1)!.trim().length).toBeGreaterThan(0); // the model's completion
+      // An Argo workflow, unchanged YAML, from the installed bin on the same worker: an output parameter
+      // flows from one step to the next.
+      writeFileSync(join(dir, 'hello.yaml'), ARGO_HELLO);
+      const cli = ['tandem', '--address', address(), '--task-queue', queue, 'argo'];
+      const watched = await sh('npx', [...cli, 'submit', 'hello.yaml', '--name', 'consumer-hello', '--watch'], dir, 180_000);
+      expect(watched.stdout).toMatch(/Succeeded/);
+      const got = JSON.parse((await sh('npx', [...cli, 'get', 'consumer-hello', '-o', 'json'], dir)).stdout) as { status?: { phase?: string }; phase?: string };
+      expect(got.status?.phase ?? got.phase).toBe('Succeeded');
+      expect((await sh('npx', [...cli, 'logs', 'consumer-hello'], dir)).stdout).toContain('got hello');
+    } finally {
+      bin.kill('SIGTERM');
+      await binExited;
+    }
+  } finally {
+    for (const h of homes) {
+      const serving = new LocalServingBackend(h);
+      for (const d of serving.list()) await serving.undeploy(d.name);
+    }
+  }
+}, 600_000);

@@ -32,7 +32,7 @@ test('a job queued at zurich, then running, then failed over to lugano: queue wa
   const home = tempDir('ui-slurm');
   const id = uniqueQueue('ui-slurm');
   const w = await startWorker({ taskQueue: uniqueQueue('ui-slurm'), home, activities: { ...createActivities({ home }), ...createRecoveryActivities({ home, sites: [zurich.site, lugano.site], healthTimeoutMs: 3000 }) } });
-  const ui = await startUiServer({ tandem: w.tandem, home, port: 0 });
+  const ui = await startUiServer({ tandem: w.tandem, home, port: 0, noAuth: true });
   try {
     // A closed partition queues the job without starting it.
     await zurich.cluster.cli('scontrol', ['update', 'PartitionName=debug', 'State=DOWN']);

@@ -41,6 +41,22 @@ spec:
   - name: fail
     container: {image: alpine, command: [sh, -c, "echo failing; exit 3"]}
 `;
+// A steps workflow that fails in its second group: Failed in Argo, though its Temporal run completed.
+const STEPS = `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {generateName: ui-steps-}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - {name: first, template: ok}
+    - - {name: second, template: boom}
+  - name: ok
+    container: {image: alpine, command: [sh, -c, "true"]}
+  - name: boom
+    container: {image: alpine, command: [sh, -c, "exit 4"]}
+`;
 
 let home: string;
 let w: Awaited<ReturnType<typeof startWorker>>;
@@ -49,6 +65,8 @@ let ui: UiServer;
 let runId: string;
 let argoId: string;
 let argoStatus: ArgoStatus;
+let stepsId: string;
+let stepsStatus: ArgoStatus;
 const get = async (path: string, init?: RequestInit) => {
   const res = await fetch(`${ui.url}${path}`, init);
   return { status: res.status, headers: res.headers, html: await res.text() };
@@ -64,8 +82,10 @@ beforeAll(async () => {
   const h = await w.tandem.launch(spec({ name: 'ui-demo', tenant: 'ui-team', stages: { train: { steps: 200, checkpointEvery: 20 } } }), { id: runId, tuning: { pollMaxMs: 300 } });
   const { id } = await argo.submit(prepare('ui-dag.yaml', { text: DAG }));
   argoId = `argo-${id}`;
-  [, argoStatus] = await Promise.all([h.result(), argo.wait(id)]);
-  ui = await startUiServer({ tandem: w.tandem, argo, home, port: 0, temporalUi: 'http://127.0.0.1:8233' });
+  const steps = await argo.submit(prepare('ui-steps.yaml', { text: STEPS }));
+  stepsId = `argo-${steps.id}`;
+  [, argoStatus, stepsStatus] = await Promise.all([h.result(), argo.wait(id), argo.wait(steps.id)]);
+  ui = await startUiServer({ tandem: w.tandem, argo, home, port: 0, noAuth: true, temporalUi: 'http://127.0.0.1:8233' });
 }, 90_000);
 
 afterAll(async () => {
@@ -102,6 +122,8 @@ describe('the HTML the view serves', () => {
     // DNS rebinding: a request naming another host is refused on the loopback-bound view.
     const rebound = await new Promise<number>((ok, fail) => request(`${ui.url}/`, { headers: { host: 'evil.example:80' } }, (r) => { r.resume(); ok(r.statusCode ?? 0); }).on('error', fail).end());
     expect(rebound).toBe(421);
+    // Another site's page fetching the view (its Origin) is refused even on loopback without a token.
+    expect((await fetch(`${ui.url}/`, { headers: { origin: 'http://evil.example' } })).status).toBe(403);
   });
 
   test('the runs list: a pipeline column and filter, relative start times, and pages linked newest to oldest', async () => {
@@ -294,11 +316,30 @@ describe('the HTML the view serves', () => {
     expect(html).toContain('<pre class="log">failing');
   });
 
+  test('a Failed Argo workflow is shown Failed (not Completed), its steps drawn one group after another', async () => {
+    expect(stepsStatus.phase).toBe('Failed');
+    const listed = await waitFor('the steps run listed', async () => {
+      const page = await get('/');
+      return page.html.includes(`href="/runs/${stepsId}"`) ? page : undefined;
+    });
+    const row = listed.html.split('<tr').find((r) => r.includes(`href="/runs/${stepsId}"`))!;
+    expect(row).toContain('<span class="status s-Failed">Failed</span>');
+    const { html } = await get(`/runs/${stepsId}`);
+    expect(html).toContain('<dt>status</dt><dd><span class="status s-Failed">Failed</span></dd>');
+    const id = (name: string) => Object.values(stepsStatus.nodes).find((n) => n.displayName === name)!.id;
+    const edges = [...html.matchAll(/data-from="([^"]+)" data-to="([^"]+)"/g)].map((m) => `${m[1]}>${m[2]}`).sort();
+    const root = stepsStatus.name;
+    expect(edges).toEqual([`${root}>${id('[0]')}`, `${id('[0]')}>${id('first')}`, `${id('first')}>${id('[1]')}`, `${id('[1]')}>${id('second')}`].sort());
+  });
+
   test('read-only, unknown runs are a clear 404, and a token is enforced when set', async () => {
     expect((await get('/', { method: 'POST' })).status).toBe(405);
     const missing = await get(`/runs/${encodeURIComponent('<b>nope</b>')}`);
     expect(missing.status).toBe(404);
     expect(missing.html).toContain('no run with id &quot;&lt;b&gt;nope&lt;/b&gt;&quot;');
+    // Authenticated by default: no token is an explicit choice, and a loopback-only one.
+    await expect(startUiServer({ tandem: w.tandem, port: 0 })).rejects.toThrow(/needs a token/);
+    await expect(startUiServer({ tandem: w.tandem, port: 0, host: '0.0.0.0', noAuth: true })).rejects.toThrow(/loopback only, not 0\.0\.0\.0/);
     const locked = await startUiServer({ tandem: w.tandem, port: 0, token: 's3cret-token' });
     try {
       expect((await fetch(`${locked.url}/`)).status).toBe(401);

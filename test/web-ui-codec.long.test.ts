@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { AesGcmCodec, codecDataConverter, type CodecKey } from '../codec/index.js';
+import { codecDataConverter, type CodecKey } from '../codec/index.js';
 import { startCodecServer, type CodecServer } from '../codec/server.js';
 import { bundleWorkflows, createTandemWorker } from '../workers/worker.js';
 import { freePort, startDevServer, type DevServer } from '../workers/dev-server.js';
@@ -62,10 +62,9 @@ beforeAll(async () => {
   }
   mkdirSync(ARTIFACTS, { recursive: true });
   uiPort = await freePort();
-  const codec = new AesGcmCodec({ keys: [KEY] });
-  // The codec server only answers the UI's origin; it records the browser's calls.
-  const recording = { encode: (p: Parameters<typeof codec.encode>[0]) => codec.encode(p), decode: (p: Parameters<typeof codec.decode>[0]) => (calls.push('decode'), codec.decode(p)) };
-  codecServer = await startCodecServer({ codec: recording, origins: [`http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`] });
+  // The codec server only answers the UI's origin; its log records the browser's calls. The dev
+  // server's UI has no login, so it forwards no token: no authentication, asked for (loopback only).
+  codecServer = await startCodecServer({ keys: { keys: [KEY] }, auth: { none: true }, origins: [`http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`], log: (l) => void (/^POST \/decode 200/.test(l) && calls.push('decode')) });
 });
 afterAll(async () => {
   await server?.stop();

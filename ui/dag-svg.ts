@@ -1,64 +1,24 @@
-// An Argo run as a graph, drawn the way Argo's own UI draws it: a box per node coloured by phase; a
-// DAG template's tasks hang from their dependencies (read from the run's resolved spec: `depends`
-// or `dependencies`), every other node from its parent. The layout is dagre's (@dagrejs/dagre: ranks
+// An Argo run as a graph, drawn the way Argo's own UI draws it: a box per node coloured by phase,
+// joined by the edges of Argo's status (steps in sequence, DAG tasks from their dependencies). The layout is dagre's (@dagrejs/dagre: ranks
 // left to right, crossing reduction, edge routes), computed here on the server since the pages run no
 // scripts; the boxes and paths are drawn from its coordinates.
 import { Graph, layout } from '@dagrejs/dagre';
 import type { ArgoStatus, Json } from '../argo/lang/types.js';
-import { dependsTasks, parseDepends } from '../argo/lang/depends.js';
+import { argoShape } from '../argo/status-shape.js';
 import { esc } from './html.js';
 
 export const PHASE_FILL: Record<string, string> = { Succeeded: '#dff0d8', Failed: '#f2dede', Error: '#f8d7c4', Running: '#d9edf7', Pending: '#f5f5f5', Skipped: '#eeeeee', Omitted: '#eeeeee' };
 const PHASE_STROKE: Record<string, string> = { Succeeded: '#2d7a1f', Failed: '#b02a1a', Error: '#c0571a', Running: '#1f6fb0', Pending: '#999', Skipped: '#aaa', Omitted: '#aaa' };
 
-/** Task name → the tasks it waits for, for each DAG template of the spec. */
-function dagDependencies(spec: Json | undefined): Map<string, Map<string, string[]>> {
-  const out = new Map<string, Map<string, string[]>>();
-  const templates = Array.isArray(spec?.templates) ? (spec.templates as Json[]) : [];
-  for (const t of templates) {
-    const tasks = (t.dag as Json | undefined)?.tasks;
-    if (typeof t.name !== 'string' || !Array.isArray(tasks)) continue;
-    const deps = new Map<string, string[]>();
-    for (const task of tasks as Json[]) {
-      if (typeof task.name !== 'string') continue;
-      let names: string[] = Array.isArray(task.dependencies) ? (task.dependencies as unknown[]).filter((d): d is string => typeof d === 'string') : [];
-      if (typeof task.depends === 'string') {
-        try {
-          names = dependsTasks(parseDepends(task.depends));
-        } catch {
-          /* the linter refused bad expressions before the run started; draw the task from its parent */
-        }
-      }
-      deps.set(task.name, names);
-    }
-    out.set(t.name, deps);
-  }
-  return out;
-}
-
-/** Edges of the drawing: [from, to] node ids. */
+/**
+ * Edges of the drawing: [from, to] node ids — Argo's own graph edges (the `children` of its status,
+ * argo/status-shape.ts): a steps template's groups one after another through their steps, a DAG's
+ * tasks from their dependencies (read from the run's resolved spec), Retry attempts, Omitted tasks
+ * where their dependencies left them.
+ */
 export function dagEdges(status: ArgoStatus, spec?: Json): [string, string][] {
-  const deps = dagDependencies(spec);
-  const edges: [string, string][] = [];
-  for (const n of Object.values(status.nodes)) {
-    const taskDeps = n.type === 'DAG' && n.templateName ? deps.get(n.templateName) : undefined;
-    const byTask = new Map<string, string[]>();
-    for (const c of n.children) {
-      const child = status.nodes[c];
-      if (!child) continue;
-      const task = child.displayName.replace(/\(\d+:.*\)$/, '');
-      byTask.set(task, [...(byTask.get(task) ?? []), c]);
-    }
-    for (const c of n.children) {
-      const child = status.nodes[c];
-      if (!child) continue;
-      const wanted = taskDeps?.get(child.displayName.replace(/\(\d+:.*\)$/, '')) ?? [];
-      const from = wanted.flatMap((d) => byTask.get(d) ?? []);
-      if (from.length) for (const f of from) edges.push([f, c]);
-      else edges.push([n.id, c]);
-    }
-  }
-  return edges;
+  const { nodes } = argoShape(status, spec).status;
+  return Object.values(nodes).flatMap((n) => (n.children ?? []).map((c): [string, string] => [n.id, c]));
 }
 
 export function dagSvg(status: ArgoStatus, spec?: Json): string {

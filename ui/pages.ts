@@ -63,12 +63,12 @@ export function runsPage(runs: RunSummary[], filter: RunsFilter, ctx: PageContex
 export const RUNS_REFRESH_S = 10;
 export const RUN_REFRESH_S = 5;
 
-function header(report: RunReport & { runId: string }, ctx: PageContext, extra: [string, string][] = []): string {
+function header(report: RunReport & { runId: string }, ctx: PageContext, extra: [string, string][] = [], shownStatus: string = report.status): string {
   const spec = report.type === 'hybridPipeline' ? report.input?.spec : undefined;
   const end = report.closedAt ?? new Date();
   const facts: [string, string][] = [
     ['kind', report.type],
-    ['status', report.status],
+    ['status', shownStatus],
     ...(spec ? ([['pipeline', spec.name], ['tenant', spec.tenant], ['qos', spec.qos]] as [string, string][]) : []),
     ...extra,
     ['started', when(report.startedAt)],
@@ -203,7 +203,8 @@ export function argoPage(report: RunReport & { runId: string }, st: ArgoStatus |
     ];
   });
   const body = [
-    header(report, ctx, st ? [['argo phase', st.phase], ['entrypoint', st.entrypoint], ...(st.message ? ([['message', st.message]] as [string, string][]) : [])] : []),
+    // A run that completed in Temporal shows Argo's phase: a Failed or Errored Argo workflow is not "Completed".
+    header(report, ctx, st ? [['argo phase', st.phase], ['entrypoint', st.entrypoint], ...(st.message ? ([['message', st.message]] as [string, string][]) : [])] : [], st && /^completed$/i.test(report.status) ? st.phase : report.status),
     st ? `<h2>Graph</h2><div class="svg">${dagSvg(st, spec)}</div>` : `<h2>Graph</h2><p class="empty">the run's status could not be read: ${esc(statusError)}</p>`,
     `<h2>Nodes</h2>${table(['NODE', 'TYPE', 'PHASE', 'TEMPLATE', 'RAN AS', 'DURATION', 'MESSAGE', 'OUTPUTS', 'LOG'], rows, 'nodes')}`,
     st?.outputs && Object.keys(st.outputs.parameters).length ? `<h2>Outputs</h2><pre>${esc(Object.entries(st.outputs.parameters).map(([k, v]) => `${k}=${v}`).join('\n'))}</pre>` : '',

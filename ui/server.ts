@@ -2,8 +2,10 @@
 // GET only; every page is read through the SDK at request time (sdk/runs.ts for listings and history
 // reports, with the client's payload codec; argo/client.ts for an Argo run's live status), so the view
 // holds no state and shows what `tandem runs list/show` and `tandem argo get` would.
-// With a token, a request needs `Authorization: Bearer <token>`, or `?token=<token>` once, which sets
-// an HttpOnly cookie for the links that follow (browsers cannot send headers on links).
+// A request needs `Authorization: Bearer <token>`, or `?token=<token>` once, which sets an HttpOnly
+// SameSite=Strict cookie for the links that follow (browsers cannot send headers on links). Without a
+// token only when asked for (`noAuth`), and only bound to loopback. A request with another site's
+// Origin is refused (403), on loopback a Host that is not a loopback name too (421: DNS rebinding).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -32,7 +34,10 @@ export interface UiOptions {
   host?: string;
   /** 0 picks a free port. */
   port: number;
+  /** Required on every request (bearer, ?token= once, or its cookie) unless noAuth. */
   token?: string;
+  /** No token: refused unless the view is bound to loopback. */
+  noAuth?: boolean;
   temporalUi?: string;
   /** How long to wait for an Argo run's status query (a closed run needs a worker to answer it). */
   queryTimeoutMs?: number;
@@ -101,7 +106,7 @@ export async function startUiServer(opts: UiOptions): Promise<UiServer> {
   };
 
   const authorised = (req: IncomingMessage, url: URL): { ok: boolean; setCookie?: string } => {
-    if (!opts.token) return { ok: true };
+    if (!opts.token) return { ok: true }; // noAuth, on loopback (checked at start)
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     if (bearer && sameToken(bearer, opts.token)) return { ok: true };
     const cookie = (req.headers.cookie ?? '').split(/;\s*/).find((c) => c.startsWith(`${COOKIE}=`))?.slice(COOKIE.length + 1);
@@ -144,6 +149,8 @@ export async function startUiServer(opts: UiOptions): Promise<UiServer> {
   // Bound to loopback, the view answers only loopback names: a page on another site whose name was
   // rebound to 127.0.0.1 (DNS rebinding) sends its own name as Host and is refused.
   const loopback = ['127.0.0.1', '::1', 'localhost'].includes(host);
+  if (!opts.token && !opts.noAuth) throw new Error('tandem ui needs a token (--token-file, or the one it makes up); --no-auth only on loopback');
+  if (!opts.token && !loopback) throw new Error(`tandem ui without a token may listen on loopback only, not ${host}`);
   const hostOk = (h: string | undefined): boolean => {
     if (!loopback) return true;
     const name = (h ?? '').replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1').toLowerCase();
@@ -152,6 +159,9 @@ export async function startUiServer(opts: UiOptions): Promise<UiServer> {
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (!hostOk(req.headers.host)) return send(res, 421, errorPage(421, `this view answers only to its loopback address, not Host ${JSON.stringify(req.headers.host ?? '')}`));
+    // Browsers send Origin on cross-origin fetches (and on form posts): only the view's own pages may.
+    const origin = req.headers.origin;
+    if (origin !== undefined && origin !== `http://${req.headers.host ?? ''}`) return send(res, 403, errorPage(403, `requests from origin ${origin} are refused`));
     const url = new URL(req.url ?? '/', 'http://ui.invalid');
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, errorPage(405, 'this view is read-only'), undefined, { allow: 'GET, HEAD' });
     if (url.pathname === '/healthz') return send(res, 200, 'ok\n', 'text/plain; charset=utf-8');
@@ -177,6 +187,18 @@ export async function startUiServer(opts: UiOptions): Promise<UiServer> {
       } catch (e) {
         if (pageToken && e instanceof RunError) return send(res, 400, errorPage(400, e.message), undefined, cookie);
         throw e;
+      }
+      // A completed Argo run shows Argo's phase (as `tandem argo list` does): its result says whether the
+      // Argo workflow Succeeded, Failed or Errored. Read from the result, which needs no worker.
+      const argo = opts.argo;
+      if (argo) {
+        await Promise.all(
+          listed.runs.map(async (r) => {
+            if (r.type !== 'argoWorkflow' || !/^completed$/i.test(r.status)) return;
+            const final = await withTimeout(argo.wait(r.id), queryTimeoutMs, 'the run result').catch(() => undefined);
+            if (final?.phase) r.status = final.phase;
+          }),
+        );
       }
       return send(res, 200, runsPage(listed.runs, { ...filter, page: pageToken }, ctx, listed.nextPageToken), undefined, cookie);
     }

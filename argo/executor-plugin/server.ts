@@ -20,6 +20,7 @@ import { EXECUTE_PATH, goDuration, parseArgs, readTemplate, replyFor, type Execu
 import type { WorkflowWatch } from './watch.js';
 import { errorChain } from '../../contract/error-chain.js';
 import { DEFAULTS } from '../../config/defaults.js';
+import { parseJsonLimited } from '../../contract/limits.js';
 
 /** The agent's HTTP client gives up after 30 s; a call here (two describes, the query, the result) must
  *  answer within that even when each is slow. */
@@ -198,7 +199,7 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
     if (size > MAX_BODY_BYTES) throw new Error(`request body over ${MAX_BODY_BYTES} bytes`);
     chunks.push(c);
   }
-  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  return parseJsonLimited(Buffer.concat(chunks).toString('utf8'));
 }
 
 export interface ExecutorPluginServerOptions {

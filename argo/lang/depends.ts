@@ -60,11 +60,28 @@ export function dependsTasks(dep: Dep): string[] {
   return [...dependsTasks(dep.a), ...dependsTasks(dep.b)];
 }
 
-function check(result: string | undefined, r: TaskResult): boolean {
+/**
+ * What a bare task name in `depends` means. Argo (workflow/common/ancestry.go expandDependency):
+ * `(A.Succeeded || A.Skipped || A.Daemoned)`, plus A.Errored / A.Failed when A has continueOn for
+ * them; an Omitted A does not satisfy it. `loose` is the interpreter's reading before that was
+ * fixed (Omitted satisfied it; continueOn did not), which runs recorded before the fix replay with.
+ */
+export type BareDepends = (task: string, r: TaskResult) => boolean;
+const loose: BareDepends = (_t, r) => r.phase === 'Succeeded' || r.phase === 'Skipped' || r.phase === 'Omitted' || !!r.daemoned;
+
+/** Argo's bare-name expansion, given each task's continueOn. */
+export function argoBareDepends(continueOn: (task: string) => { failed?: boolean; error?: boolean } | undefined): BareDepends {
+  return (task, r) => {
+    const c = continueOn(task) ?? {};
+    return r.phase === 'Succeeded' || r.phase === 'Skipped' || !!r.daemoned || (c.failed === true && r.phase === 'Failed') || (c.error === true && r.phase === 'Error');
+  };
+}
+
+function check(task: string, result: string | undefined, r: TaskResult, bare: BareDepends): boolean {
   const children = r.children ?? [];
   switch (result) {
     case undefined:
-      return r.phase === 'Succeeded' || r.phase === 'Skipped' || r.phase === 'Omitted' || !!r.daemoned;
+      return bare(task, r);
     case 'Succeeded':
       return r.phase === 'Succeeded';
     case 'Failed':
@@ -84,19 +101,19 @@ function check(result: string | undefined, r: TaskResult): boolean {
   }
 }
 
-export function evaluateDepends(dep: Dep, results: Record<string, TaskResult>): boolean {
+export function evaluateDepends(dep: Dep, results: Record<string, TaskResult>, bare: BareDepends = loose): boolean {
   switch (dep.k) {
     case 'ref': {
       const r = results[dep.task];
       if (!r) throw new ExprError(`depends: task ${dep.task} has not finished`);
-      return check(dep.result, r);
+      return check(dep.task, dep.result, r, bare);
     }
     case 'not':
-      return !evaluateDepends(dep.a, results);
+      return !evaluateDepends(dep.a, results, bare);
     case 'and':
-      return evaluateDepends(dep.a, results) && evaluateDepends(dep.b, results);
+      return evaluateDepends(dep.a, results, bare) && evaluateDepends(dep.b, results, bare);
     default:
-      return evaluateDepends(dep.a, results) || evaluateDepends(dep.b, results);
+      return evaluateDepends(dep.a, results, bare) || evaluateDepends(dep.b, results, bare);
   }
 }
 

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { LineCounter, parseAllDocuments, isAlias, isCollection, isMap, isNode, isScalar, visit, type Document } from 'yaml';
 import { InputError, formatIssue, formatIssues, type InputIssue } from '../../contract/input-error.js';
 import { keyProblems } from '../../contract/parse.js';
+import { yamlLimitProblem } from '../../contract/limits.js';
 
 export { formatIssue, formatIssues };
 
@@ -140,6 +141,9 @@ function parseDocs(text: string, counter: LineCounter) {
 
 /** Parses every document of a YAML text; YAML syntax errors come back as issues with lines. */
 export function loadArgoText(text: string, source: string): LoadResult {
+  // Depth and size before any recursive step (contract/limits.ts): a deep text killed the process.
+  const limit = yamlLimitProblem(text);
+  if (limit) return { documents: [], skipped: [], issues: [{ source, path: '', message: limit.message, line: limit.line }] };
   let counter = new LineCounter();
   let docs = parseDocs(text, counter);
   if (Array.isArray(docs) && docs.some((d) => d.errors.length > 0)) {

@@ -1,7 +1,7 @@
 // Can a resolved workflow run on this host's local runtime? Only reachable templates count; the
 // answer names the first thing missing (an interpreter, Kubernetes, the network, a cloud bucket).
 import type { Json } from './load.js';
-import { findExecutable, localArgv } from '../local-command.js';
+import { findExecutable, localArgv, SANDBOX_PATH } from '../local-command.js';
 
 const arr = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
 const REMOTE_ARTIFACTS = ['s3', 'gcs', 'oss', 'hdfs', 'artifactory', 'azure', 'git', 'http'];
@@ -130,7 +130,9 @@ function shellNeeds(c: Json): string | undefined {
   // Any URL but loopback: a literal host, or one from a variable or parameter (a webhook to fill in).
   if (/\b(curl|wget)\b/.test(text) && !/\b(curl|wget)\b[^\n]*\b(localhost|127\.0\.0\.1)\b/.test(text)) return 'calls a URL (curl/wget): needs the network';
   const first = /^\s*([A-Za-z0-9_.-]+)(\s|$)/.exec(text.replace(/^(\s*#[^\n]*\n)+/, ''))?.[1];
-  if (first && !SHELL_WORDS.has(first) && !/=/.test(first) && !findExecutable(first)) return `${first} (from image ${String(c.image ?? '(none)')}) is not installed on this host`;
+  // Looked up as the pod will: on the sandbox's PATH, not the worker's (a program only in ~/.local/bin or
+  // node_modules/.bin would lint clean and then not be found).
+  if (first && !SHELL_WORDS.has(first) && !/=/.test(first) && !findExecutable(first, SANDBOX_PATH)) return `${first} (from image ${String(c.image ?? '(none)')}) is not installed on this host`;
   return undefined;
 }
 
@@ -143,14 +145,14 @@ export function notApplied(spec: Json): string[] {
   if (spec.ttlStrategy !== undefined) out.push("spec.ttlStrategy is not applied: a finished run stays in Temporal for the namespace's retention period");
   if (spec.podGC !== undefined) out.push("spec.podGC is not applied: pods run as jobs of their target (local, Slurm, Kubernetes), not as pods Argo's garbage collector deletes");
   const archived = [spec.archiveLogs === true ? 'spec.archiveLogs' : undefined, ...arr(spec.templates).map((t) => ((t.archiveLocation as Json | undefined)?.archiveLogs === true ? `templates.${String(t.name)}.archiveLocation.archiveLogs` : undefined))].filter((x): x is string => !!x);
-  // Only `exit` hooks run here (workflows/argo/model.ts exitHandlerOf); `running` and expression hooks do not.
+  // Lifecycle hooks run when their `expression` holds (workflows/argo/call.ts Hooks); Argo refuses a
+  // hook other than `exit` without one ("Expression required for hook"), and so it never runs here.
+  const noExpression = (hooks: unknown) => Object.entries((hooks ?? {}) as Record<string, Json>).filter(([h, v]) => h !== 'exit' && !v?.expression).map(([h]) => h);
   const hooks = [
-    ...Object.keys((spec.hooks ?? {}) as Json).filter((h) => h !== 'exit').map((h) => `spec.hooks.${h}`),
-    ...arr(spec.templates).flatMap((t) =>
-      [...arr(t.steps).flatMap((g) => arr(g)), ...arr((t.dag as Json | undefined)?.tasks)].flatMap((c) => Object.keys((c.hooks ?? {}) as Json).filter((h) => h !== 'exit').map((h) => `templates.${String(t.name)}.${String(c.name)}.hooks.${h}`)),
-    ),
+    ...noExpression(spec.hooks).map((h) => `spec.hooks.${h}`),
+    ...arr(spec.templates).flatMap((t) => [...arr(t.steps).flatMap((g) => arr(g)), ...arr((t.dag as Json | undefined)?.tasks)].flatMap((c) => noExpression(c.hooks).map((h) => `templates.${String(t.name)}.${String(c.name)}.hooks.${h}`))),
   ];
-  if (hooks.length) out.push(`lifecycle hook${hooks.length > 1 ? 's' : ''} ${hooks.join(', ')} will not run: only exit hooks run here`);
+  if (hooks.length) out.push(`lifecycle hook${hooks.length > 1 ? 's' : ''} ${hooks.join(', ')} will not run: a hook other than exit needs an expression`);
   if (archived.length) out.push(`${archived.join(', ')} ${archived.length > 1 ? 'are' : 'is'} not applied: pod logs are not archived as artifacts (they stay with each pod's job)`);
   return out;
 }

@@ -5,6 +5,7 @@
 // server-side apply. Errors are mapped by client.ts (KubeApiError: transient or not).
 import { KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
+import { yamlLimitProblem } from '../../contract/limits.js';
 import type { ArgoKubernetes, KObject } from '../../activities/argo/resource.js';
 import { call, callOrMissing, isConflict, KubeApiError, type KubeClients } from './client.js';
 
@@ -57,7 +58,9 @@ export class KubernetesResources implements ArgoKubernetes {
   }
 
   async apply(manifest: string, action: string, opts: { namespace?: string; mergeStrategy?: string; flags?: string[] } = {}): Promise<KObject | undefined> {
-    const parsed = parseYaml(manifest) as unknown;
+    const limit = yamlLimitProblem(manifest);
+    if (limit) throw new KubeApiError(422, 'Invalid', `the manifest${limit.line ? ` (line ${limit.line})` : ''}: ${limit.message}`);
+    const parsed = parseYaml(manifest, { maxAliasCount: 100 }) as unknown;
     if (action === 'patch' && opts.mergeStrategy === 'json') {
       // The manifest is the patch (a list of operations); the target comes from the flags: [kind-or-resource, name].
       throw new KubeApiError(422, 'Invalid', 'patch with mergeStrategy json needs the target in flags, which Tandem does not read; use mergeStrategy merge with a manifest naming apiVersion, kind and metadata.name');

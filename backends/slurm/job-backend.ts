@@ -8,6 +8,7 @@ import { SlurmApiError, defaultSleep } from './errors.js';
 import { progressFile, renderBatchJob } from './script.js';
 import type { SiteApi, SiteJob } from './site-api.js';
 import { toJobState } from './states.js';
+import { parseJsonLimited } from '../../contract/limits.js';
 import { StatusPoller, type PollerOptions } from './status-poller.js';
 
 export interface SlurmBackendOptions extends PollerOptions {
@@ -110,7 +111,7 @@ export class SlurmJobBackend implements JobBackend {
     if (!this.api.readSmall) return undefined;
     try {
       const text = await this.api.readSmall(progressFile({ workingDirectory: this.opts.workDir, jobName: job.name }));
-      return text ? (JSON.parse(text) as JobProgress) : undefined;
+      return text ? (parseJsonLimited(text) as JobProgress) : undefined;
     } catch {
       return undefined; // absent or mid-write: the next poll sees it
     }

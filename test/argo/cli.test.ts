@@ -56,6 +56,19 @@ test('argo submit --watch prints the node tree with phases; -p reaches the workf
     expect(row('prepare(1:1)')).toMatch(/✔ prepare\(1:1\)/);
     expect(row('simulate')).toMatch(/✔ simulate\s+simulate\s+md-cli-\S+\s+\d+s\s+slurm: no Slurm target on this worker; ran locally \(16 nodes requested\)$/);
     expect(row('report')).toMatch(/✔ report\s+report/);
+    // -o json: the Workflow with Argo's status shape (nodes by id, graph edges as children).
+    const got = await tandem(['argo', 'get', `md-cli-${taskQueue.slice(-8)}`, '-o', 'json'], env);
+    expect(got.code).toBe(0);
+    const shaped = JSON.parse(got.out) as { kind: string; status: { phase: string; nodes: Record<string, { id: string; type: string; displayName: string; templateName?: string; boundaryID?: string; children?: string[] }> } };
+    const nodes = Object.values(shaped.status.nodes);
+    const root = shaped.status.nodes[`md-cli-${taskQueue.slice(-8)}`]!;
+    const first = nodes.find((n) => n.displayName === '[0]')!;
+    expect({ kind: shaped.kind, phase: shaped.status.phase, type: root.type, children: root.children }).toEqual({ kind: 'Workflow', phase: 'Succeeded', type: 'Steps', children: [first.id] });
+    const item = nodes.find((n) => n.displayName === 'prepare(1:1)')!;
+    expect(item).toMatchObject({ type: 'Pod', templateName: 'prepare', boundaryID: root.id });
+    expect(first.children).toContain(item.id);
+    expect(item.children).toEqual([nodes.find((n) => n.displayName === '[1]')!.id]);
+    for (const [id, n] of Object.entries(shaped.status.nodes)) expect(n.id).toBe(id);
     // Fields Argo acts on and the interpreter does not are named before the run starts, not ignored silently.
     const dir = tempDir('argo-cli-notes');
     writeFileSync(
@@ -67,7 +80,6 @@ test('argo submit --watch prints the node tree with phases; -p reaches the workf
     expect(noted.err.split('\n').filter(Boolean)).toEqual([
       expect.stringMatching(/^note: spec\.ttlStrategy is not applied/),
       expect.stringMatching(/^note: spec\.podGC is not applied/),
-      'note: lifecycle hook spec.hooks.running will not run: only exit hooks run here',
       expect.stringMatching(/^note: spec\.archiveLogs is not applied/),
     ]);
     expect(noted.out).toMatch(/^Status: {14}Succeeded$/m);

@@ -132,11 +132,12 @@ test('molecular dynamics with -p prep-steps=3 -p slurm-nodes=16 -p post-steps=2'
   expect(st.phase).toBe('Succeeded');
   const node = byDisplay(st);
   const kids = (n: ArgoNode) => n.children.map((c) => st.nodes[c]!);
-  expect(kids(node('prepare')).map((n) => [n.displayName, n.phase])).toEqual([['prepare(0:0)', 'Succeeded'], ['prepare(1:1)', 'Succeeded'], ['prepare(2:2)', 'Succeeded']]);
+  // A steps loop's items hang from their step group, as in Argo (no node for the loop itself).
+  expect(kids(st.nodes[node('prepare(0:0)').parentId!]!).map((n) => [n.displayName, n.phase])).toEqual([['prepare(0:0)', 'Succeeded'], ['prepare(1:1)', 'Succeeded'], ['prepare(2:2)', 'Succeeded']]);
   expect(JSON.parse(node('prepare(2:2)').outputs!.result!)).toMatchObject({ replica: 2, atoms: 27, seed: 1002 });
   expect(node('simulate').message).toBe('slurm: no Slurm target on this worker; ran locally (16 nodes requested)');
   expect(node('simulate').outputs?.parameters).toMatchObject({ nodes: '16', replicas: '3', frames: '120' });
-  expect(kids(node('analyze')).map((n) => [n.displayName, n.phase])).toEqual([['analyze(0:0)', 'Succeeded'], ['analyze(1:1)', 'Succeeded']]);
+  expect(kids(st.nodes[node('analyze(0:0)').parentId!]!).map((n) => [n.displayName, n.phase])).toEqual([['analyze(0:0)', 'Succeeded'], ['analyze(1:1)', 'Succeeded']]);
   expect(JSON.parse(node('analyze(1:1)').outputs!.parameters.summary!)).toMatchObject({ block: 1, steps: [21, 40], frames: 60 });
   const report = JSON.parse(node('report').outputs!.result!) as { nodes: number; blocks: number; frames: number; maxAbsDrift: number };
   expect(report).toMatchObject({ nodes: 16, blocks: 2, frames: 120 });
@@ -148,7 +149,8 @@ test('molecular dynamics with -p prep-steps=3 -p slurm-nodes=16 -p post-steps=2'
 test('a worker configured slurmFallback: fail errors the Slurm step instead of running it here', async () => {
   const client = await startWorker({ slurmFallback: 'fail' });
   const st = await submit(client, 'molecular-dynamics.yaml', { 'prep-steps': '1', 'post-steps': '1', 'md-steps': '5' });
-  expect(st.phase).toBe('Error');
+  // The step errs; its step group and the steps template are Failed, as Argo marks them (executeSteps).
+  expect(st.phase).toBe('Failed');
   const sim = Object.values(st.nodes).find((n) => n.displayName === 'simulate')!;
   expect(sim.phase).toBe('Error');
   expect(sim.message).toMatch(/no slurm execution target is configured on this worker \(template simulate\)/);

@@ -168,6 +168,61 @@ spec:
     inputs: {parameters: [{name: msg}]}
     script: {image: alpine, command: [sh], source: 'echo "{{inputs.parameters.msg}}"'}
 `;
+// Argo's node tree (ARGO_PATCHES loopAggregate, loopNodes, dagOmitted, suspendSupplied): a suspend
+// node resumed with its supplied output, a steps loop whose items hang from the step group and whose
+// typed aggregate feeds the next step, an empty loop, and a DAG whose failure leaves Omitted tasks.
+const ARGO_NODE_TREE = `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: recorded-argo-node-tree}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - {name: approve, template: approve}
+    - - {name: gen, template: emit, withItems: [2, 4], arguments: {parameters: [{name: x, value: "{{item}}"}]}}
+      - {name: none, template: emit, withItems: [], arguments: {parameters: [{name: x, value: "{{item}}"}]}}
+    - - {name: use, template: echo, arguments: {parameters: [{name: msg, value: "{{steps.gen.outputs.result}} {{steps.approve.outputs.parameters.ok}}"}]}}
+    - - {name: graph, template: graph, continueOn: {failed: true}}
+  - name: approve
+    suspend: {}
+    outputs: {parameters: [{name: ok, valueFrom: {supplied: {}}}]}
+  - name: emit
+    inputs: {parameters: [{name: x}]}
+    script: {image: alpine, command: [sh], source: 'echo {{inputs.parameters.x}}'}
+  - name: graph
+    dag:
+      tasks:
+      - {name: a, template: fail}
+      - {name: b, template: echo, depends: a, arguments: {parameters: [{name: msg, value: b}]}}
+  - name: fail
+    container: {image: alpine, command: [sh, -c, "exit 1"]}
+  - name: echo
+    inputs: {parameters: [{name: msg}]}
+    script: {image: alpine, command: [sh], source: 'echo "{{inputs.parameters.msg}}"'}
+`;
+// Lifecycle hooks (ARGO_PATCHES.lifecycleHooks): a step's running and success hooks, the workflow's.
+const ARGO_HOOKS = `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: recorded-argo-hooks}
+spec:
+  entrypoint: main
+  hooks:
+    running: {expression: 'workflow.status == "Running"', template: echo, arguments: {parameters: [{name: msg, value: wf-running}]}}
+    ended: {expression: 'workflow.status == "Succeeded"', template: echo, arguments: {parameters: [{name: msg, value: wf-done}]}}
+  templates:
+  - name: main
+    steps:
+    - - name: work
+        template: echo
+        arguments: {parameters: [{name: msg, value: work}]}
+        hooks:
+          running: {expression: 'steps.work.status == "Running"', template: echo, arguments: {parameters: [{name: msg, value: running}]}}
+          success: {expression: 'steps.work.status == "Succeeded"', template: echo, arguments: {parameters: [{name: msg, value: "{{steps.work.outputs.result}}"}]}}
+  - name: echo
+    inputs: {parameters: [{name: msg}]}
+    script: {image: alpine, command: [sh], source: 'echo "{{inputs.parameters.msg}}"'}
+`;
 const dir = mkdtempSync(join(tmpdir(), 'tandem-record-'));
 const server = await startDevServer({ dbFile: join(dir, 'temporal.db') });
 try {
@@ -203,6 +258,14 @@ try {
       const longRun = await argo.submit(prepare('recorded-argo-long-name.yaml', { text: ARGO_LONG_NAME }));
       await argo.wait(longRun.id);
       save('argoWorkflow-long-name', await argo.client.workflow.getHandle(`argo-${longRun.id}`).fetchHistory(), `argo-${longRun.id}`);
+      const treeRun = await argo.submit(prepare('recorded-argo-node-tree.yaml', { text: ARGO_NODE_TREE }));
+      for (let i = 0; i < 600 && !Object.values((await argo.status(treeRun.id)).nodes).some((n) => n.type === 'Suspend' && n.phase === 'Running'); i++) await new Promise((r) => setTimeout(r, 100));
+      await argo.resume(treeRun.id, undefined, { ok: 'yes' });
+      await argo.wait(treeRun.id);
+      save('argoWorkflow-node-tree', await argo.client.workflow.getHandle(`argo-${treeRun.id}`).fetchHistory(), `argo-${treeRun.id}`);
+      const hooksRun = await argo.submit(prepare('recorded-argo-hooks.yaml', { text: ARGO_HOOKS }));
+      await argo.wait(hooksRun.id);
+      save('argoWorkflow-hooks', await argo.client.workflow.getHandle(`argo-${hooksRun.id}`).fetchHistory(), `argo-${hooksRun.id}`);
       const controllerRun = await argo.submit(prepare('recorded-argo-controller.yaml', { text: ARGO_CONTROLLER }));
       await argo.wait(controllerRun.id);
       save('argoWorkflow-controller', await argo.client.workflow.getHandle(`argo-${controllerRun.id}`).fetchHistory(), `argo-${controllerRun.id}`);

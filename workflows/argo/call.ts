@@ -1,12 +1,14 @@
 // One step or task calling a template: its `when`, its loop (one call per item, in parallel, under a
-// TaskGroup node), and its own exit hook.
+// TaskGroup node for a task, in the step group for a step), its exit hook and its lifecycle hooks
+// (Hooks, also the workflow's own).
+import { evaluateExpr } from '../../argo/lang/expr.js';
 import { evaluateWhen } from '../../argo/lang/govaluate.js';
-import { substitute, substituteDeep, type Scope } from '../../argo/lang/tags.js';
-import type { Json, Phase } from '../../argo/lang/types.js';
+import { scopeEnv, substitute, substituteDeep, type Scope } from '../../argo/lang/tags.js';
+import type { ArgoNode, Json, Phase } from '../../argo/lang/types.js';
 import type { RunContext, Semaphore } from './context.js';
 import { publish } from './io.js';
 import { expandItems, itemLabel, itemScope, loopOutcome } from './loops.js';
-import { exitTemplateName, failed, UserError, type Call, type CallArgs, type FailFastGate, type LoopResult, type NodeResult } from './model.js';
+import { exitTemplateName, failed, lifecycleHooks, UserError, type Call, type CallArgs, type FailFastGate, type LoopResult, type NodeResult } from './model.js';
 import { finish } from './nodes.js';
 
 /** The template a step or task calls: a named one of the spec, or its `inline` template. */
@@ -24,6 +26,11 @@ export interface Enclosing {
   daemons?: Call['daemons'];
   /** Its `failFast: true`: a call (or loop item) that would start after a failure does not. */
   gate?: FailFastGate;
+  /**
+   * A steps template's step group (ARGO_PATCHES.loopNodes): a loop's items hang from the group
+   * itself, as Argo expands them into the group (expandStepGroup), with no node for the loop.
+   */
+  flatLoop?: boolean;
 }
 
 /**
@@ -55,8 +62,14 @@ export async function runCall(ctx: RunContext, step: Json, scope: Scope, parentI
     // failFast is checked once the call holds its parallelism slot: that is when Argo would start it.
     // Not async: an extra tick here would reorder the commands of parallel branches.
     const run = (): Promise<NodeResult | undefined> => (gate?.tripped ? Promise.resolve(undefined) : ctx.runTemplate(call));
-    const r = await (parallel ? parallel.run(run) : run());
+    const hooks = lifecycleHooks(step);
+    const lifecycle = hooks.length > 0 && ctx.patched('lifecycleHooks') ? new Hooks(ctx, hooks, stepName, display) : undefined;
+    const started = parallel ? parallel.run(run) : run();
+    // Argo evaluates a step's hooks while it runs (its status Running) and once it ended.
+    lifecycle?.fire('Running', s, Object.values(ctx.status.nodes).find((n) => n.name === call.name));
+    const r = await started;
     if (!r) return undefined;
+    lifecycle?.fire(r.phase, s, ctx.status.nodes[r.id], r);
     if (gate && failed(r.phase)) gate.tripped = true;
     const exitTmpl = exitTemplateName(step);
     if (exitTmpl) {
@@ -67,16 +80,83 @@ export async function runCall(ctx: RunContext, step: Json, scope: Scope, parentI
       const hookArgs = substituteDeep((((step.hooks as Json | undefined)?.exit as Json | undefined)?.arguments ?? {}) as CallArgs, hs);
       if (t) await ctx.runTemplate({ template: t, args: hookArgs, name: `${parentName}.${display}.onExit`, displayName: `${display}.onExit`, parentId: parent });
     }
+    // The step is done once its hooks are (executeStepGroup waits for them); their phases are their own.
+    await lifecycle?.done();
     return r;
   };
   if (items === undefined) return one(scope, stepName, parentId);
-  // A loop: a group node whose children are the items, run in parallel (bounded by parallelism).
-  const group = ctx.nodes.add({ name: `${parentName}.${stepName}`, displayName: stepName, type: 'TaskGroup', parentId, templateName: String(callee.name) });
-  const all = await Promise.all(items.map((item, i) => one(itemScope(scope, item), `${stepName}(${i}:${itemLabel(item)})`, group.id)));
+  const argoAggregate = ctx.patched('loopAggregate');
+  if (items.length === 0 && ctx.patched('loopNodes')) {
+    // Argo: an empty withItems/withParam/withSequence is one Skipped node, not an empty group.
+    const n = ctx.nodes.add({ name: `${parentName}.${stepName}`, displayName: stepName, type: 'Skipped', parentId, templateName: String(callee.name) });
+    const r: LoopResult = finish(n, 'Skipped', 'Skipped, empty params');
+    r.children = [];
+    r.itemParameters = [];
+    return r;
+  }
+  // A loop: its items run in parallel (bounded by parallelism), under a TaskGroup node (a DAG task),
+  // or directly in the step group (a step, flatLoop).
+  const group = enclosing.flatLoop ? undefined : ctx.nodes.add({ name: `${parentName}.${stepName}`, displayName: stepName, type: 'TaskGroup', parentId, templateName: String(callee.name) });
+  const all = await Promise.all(items.map((item, i) => one(itemScope(scope, item), `${stepName}(${i}:${itemLabel(item)})`, group ? group.id : parentId)));
   const results = all.filter((r): r is NodeResult => r !== undefined);
-  const outcome = loopOutcome(results);
-  const res: LoopResult = finish(group, outcome.phase, outcome.message, outcome.outputs);
+  const outcome = loopOutcome(results, argoAggregate);
+  let res: LoopResult;
+  if (group) res = finish(group, outcome.phase, outcome.message, outcome.outputs);
+  else {
+    // No node of its own: its step group names the first failed item (`child '<id>' failed`).
+    const first = results.find((r) => failed(r.phase)) ?? results[0];
+    if (!first) return undefined;
+    res = { id: first.id, phase: outcome.phase, message: outcome.message, outputs: outcome.outputs };
+  }
   res.children = results.map((r): Phase => r.phase);
   if (ctx.patched('loopOutputs')) res.itemParameters = outcome.itemParameters;
   return res;
+}
+
+/**
+ * Lifecycle hooks other than `exit` (ARGO_PATCHES.lifecycleHooks), as Argo's executeTmplLifeCycleHook
+ * and executeWfLifeCycleHook run them: each hook whose `expression` holds (with `steps.<name>.status`,
+ * `tasks.<name>.status` or `workflow.status` as it stands) runs once, as the node
+ * `<node>.hooks.<hook>` under the node it watches; a failed hook does not fail that node.
+ */
+export class Hooks {
+  private readonly fired = new Set<string>();
+  private readonly running: Promise<unknown>[] = [];
+  constructor(
+    private readonly ctx: RunContext,
+    private readonly hooks: [string, Json][],
+    /** The step or task watched (its `steps.X`/`tasks.X`), or undefined for the workflow's hooks. */
+    private readonly stepName: string | undefined,
+    private readonly display: string,
+  ) {}
+
+  fire(phase: Phase, scope: Scope, node: ArgoNode | undefined, r?: NodeResult): void {
+    if (!node) return;
+    const hs: Scope = { ...scope };
+    if (this.stepName !== undefined) {
+      for (const p of [`steps.${this.stepName}`, `tasks.${this.stepName}`]) {
+        if (r) publish(hs, p, r, node);
+        hs[`${p}.status`] = phase;
+      }
+    } else hs['workflow.status'] = phase;
+    for (const [name, hook] of this.hooks) {
+      if (this.fired.has(name)) continue;
+      let go = false;
+      try {
+        go = evaluateExpr(String(hook.expression ?? 'false'), scopeEnv(hs)) === true;
+      } catch {
+        go = false; // the linter refuses expressions that do not parse; one naming what is not there yet is false
+      }
+      if (!go) continue;
+      this.fired.add(name);
+      const t = this.ctx.templates.get(String(hook.template));
+      if (!t) continue;
+      const args = substituteDeep((hook.arguments ?? {}) as CallArgs, hs);
+      this.running.push(this.ctx.runTemplate({ template: t, args, name: `${node.name}.hooks.${name}`, displayName: `${this.display}.hooks.${name}`, parentId: node.id }).catch(() => undefined));
+    }
+  }
+
+  async done(): Promise<void> {
+    await Promise.all(this.running);
+  }
 }

@@ -2,7 +2,7 @@
 // that expression holds (else Omitted). dag.failFast stops scheduling after an unhandled failure; the
 // template's own `failFast: true` after any failure (and fails it). Its daemon tasks stop when it ends.
 import type { CancellationScope } from '@temporalio/workflow';
-import { dependsOf, dependsTasks, evaluateDepends, parseDepends, type TaskResult } from '../../argo/lang/depends.js';
+import { argoBareDepends, dependsOf, dependsTasks, evaluateDepends, parseDepends, type TaskResult } from '../../argo/lang/depends.js';
 import { substitute, type Scope } from '../../argo/lang/tags.js';
 import type { ArgoNode, Json } from '../../argo/lang/types.js';
 import { runCall } from './call.js';
@@ -64,23 +64,33 @@ export async function runDag(ctx: RunContext, tmpl: Json, scope: Scope, node: Ar
   const running = new Map<string, Promise<void>>();
   const daemons: CancellationScope[] = [];
   const gate: FailFastGate | undefined = tmpl.failFast === true && ctx.patched('templateFailFast') ? { tripped: false } : undefined;
+  // ARGO_PATCHES.dagOmitted: a bare task name in `depends` means what Argo expands it to (an Omitted
+  // task does not satisfy it, a continueOn failure does); once scheduling stopped, a task whose
+  // dependencies all ended and whose `depends` does not hold is still Omitted (Argo evaluates it in
+  // the pass that saw the failure), and an Omitted task lets the tasks after it be evaluated in turn,
+  // wherever they stand in the list.
+  const argo = ctx.patched('dagOmitted');
+  const byName = new Map(tasks.map((t) => [String(t.name), t]));
+  const bare = argo ? argoBareDepends((n) => byName.get(n)?.continueOn as { failed?: boolean; error?: boolean } | undefined) : undefined;
   try {
     for (;;) {
+      let omitted = false;
       for (const t of tasks) {
         const name = String(t.name);
         if (started.has(name) || !wanted.has(name)) continue;
         const req = neededBy(deps, name);
         if (!req.every((d) => results[d])) continue;
-        if (stopScheduling) continue;
-        started.add(name);
         const dep = deps.get(name);
         let go = true;
         try {
-          go = dep ? evaluateDepends(dep, results) : true;
+          go = dep ? evaluateDepends(dep, results, bare) : true;
         } catch {
           go = false;
         }
+        if (stopScheduling && (go || !argo)) continue;
+        started.add(name);
         if (!go) {
+          omitted = true;
           const n = ctx.nodes.add({ name: `${node.name}.${name}`, displayName: name, type: 'Skipped', parentId: node.id, templateName: String(t.template ?? '') });
           const r = finish(n, 'Omitted', 'omitted: depends condition not met');
           results[name] = { phase: 'Omitted', r };
@@ -112,7 +122,10 @@ export async function runDag(ctx: RunContext, tmpl: Json, scope: Scope, node: Ar
           })(),
         );
       }
-      if (running.size === 0) break;
+      if (running.size === 0) {
+        if (omitted && argo) continue;
+        break;
+      }
       await Promise.race(running.values());
     }
   } finally {
@@ -122,6 +135,7 @@ export async function runDag(ctx: RunContext, tmpl: Json, scope: Scope, node: Ar
   // The DAG fails when a task failed and nothing handles it: not continueOn, and no task's
   // `depends` names its failure explicitly (e.g. `B.Failed`, `!B.Succeeded`).
   const bad = tasks.map((t) => [t, results[String(t.name)]] as const).find(([t, r]) => r && failed(r.phase) && !continueOn(t, r.phase) && !failureHandled(tasks, String(t.name)));
-  if (bad) return finish(node, bad[1]!.phase, bad[1]!.r?.message ?? `task ${String(bad[0].name)} failed`);
+  // Argo leaves a failed DAG's own message empty (executeDAG marks only its phase).
+  if (bad) return finish(node, bad[1]!.phase, argo ? undefined : (bad[1]!.r?.message ?? `task ${String(bad[0].name)} failed`));
   return finish(node, 'Succeeded', undefined, templateOutputs(tmpl, local, emptyOutputs(), ctx.global));
 }

@@ -9,18 +9,21 @@
 // This file is the run itself: workflow-level locks, the entrypoint, the deadline, the exit handler.
 import { CancellationScope, isCancellation, patched, setHandler, sleep } from '@temporalio/workflow';
 import { failure } from '../../contract/failures.js';
+import { refuseUnreadableInput } from '../../contract/refused-payload.js';
 import { substituteDeep } from '../../argo/lang/tags.js';
 import type { ArgoRunInput, ArgoStatus, Json } from '../../argo/lang/types.js';
 import { ARGO_PATCHES, argoStopSignal } from './api.js';
 import { createContext } from './context.js';
 import { acquireLocks, releaseLocks } from './lock-client.js';
-import { activityMessage, exitTemplateName, failed, UserError, type NodeResult } from './model.js';
+import { activityMessage, exitTemplateName, failed, lifecycleHooks, UserError, type NodeResult } from './model.js';
 import { now } from './nodes.js';
 import { entryArguments, workflowFailures, workflowOutputs } from './scope.js';
 import { holderKey, syncLocks, type LockRef } from './sync.js';
 import { runTemplate } from './template.js';
+import { Hooks } from './call.js';
 
 export async function argoWorkflow(input: ArgoRunInput): Promise<ArgoStatus> {
+  refuseUnreadableInput(input, 'argoWorkflow'); // contract/refused-payload.ts
   const { spec } = input;
   const ctx = createContext(input, runTemplate);
   const { status, global } = ctx;
@@ -39,6 +42,8 @@ export async function argoWorkflow(input: ArgoRunInput): Promise<ArgoStatus> {
   // Pending for them first. Runs recorded before locks existed replay without them.
   const wfSync = spec.synchronization as Json | undefined;
   const wfLockKey = holderKey(ctx.info);
+  const hooks = lifecycleHooks(spec);
+  const wfHooks = hooks.length > 0 && patched(ARGO_PATCHES.lifecycleHooks) ? new Hooks(ctx, hooks, undefined, input.name) : undefined;
   let wfHeld: LockRef[] = [];
   let wfLockError: string | undefined;
   const mainRun = mainScope.run(async () => {
@@ -56,7 +61,10 @@ export async function argoWorkflow(input: ArgoRunInput): Promise<ArgoStatus> {
         return undefined;
       }
     }
-    return runTemplate(ctx, { template: entry, args: entryArgs, name: input.name, displayName: input.name });
+    const ran = runTemplate(ctx, { template: entry, args: entryArgs, name: input.name, displayName: input.name });
+    // Workflow-level hooks while it runs (workflow.status Running), under the root node.
+    wfHooks?.fire('Running', global, status.nodes[input.name]);
+    return ran;
   });
   try {
     if (deadlineMs !== undefined) {
@@ -81,6 +89,12 @@ export async function argoWorkflow(input: ArgoRunInput): Promise<ArgoStatus> {
     root.finishedAt = now();
   }
 
+  if (wfHooks) {
+    // Once the run ended: the hooks whose expression now holds (workflow.status its phase), then
+    // every hook is waited for before the exit handler, as Argo's operate() does.
+    wfHooks.fire(status.phase, global, root ?? status.nodes[input.name]);
+    await wfHooks.done();
+  }
   // Inline, not a function of its own: without an exit handler the release signals are sent in this
   // same tick, ahead of the daemons' cancellations (queued as microtasks above), as runs recorded them.
   try {

@@ -66,8 +66,14 @@ export async function runSuspend(ctx: RunContext, tmpl: Json, scope: Scope, node
   const s = substituteDeep((tmpl.suspend ?? {}) as Json, scope);
   const ms = s.duration !== undefined ? parseDuration(String(s.duration)) : undefined;
   const seen = ctx.resumes.length;
-  const mine = () => ctx.resumes.slice(seen).find((r) => !r.node || node.name.includes(r.node));
+  // Outputs the resume must supply (valueFrom.supplied without a default): Argo will not resume the
+  // node without them, and errs it when its duration ends without them (ARGO_PATCHES.suspendSupplied).
+  const required = arr((tmpl.outputs as Json | undefined)?.parameters).filter((p) => (p.valueFrom as Json | undefined)?.supplied !== undefined && (p.valueFrom as Json).default === undefined).map((p) => String(p.name));
+  const guard = required.length > 0 && patched(ARGO_PATCHES.suspendSupplied);
+  const mine = () => ctx.resumes.slice(seen).find((r) => (!r.node || node.name.includes(r.node)) && (!guard || required.every((k) => r.parameters?.[k] !== undefined)));
   if (ms !== undefined) await condition(() => mine() !== undefined, ms);
   else await condition(() => mine() !== undefined);
-  return finish(node, 'Succeeded', undefined, suspendOutputs(tmpl, mine()?.parameters ?? {}, ctx.global));
+  const resumed = mine();
+  if (guard && !resumed) return finish(node, 'Error', `raw output parameter '${required[0]!}' has not been set and does not have a default value`);
+  return finish(node, 'Succeeded', undefined, suspendOutputs(tmpl, resumed?.parameters ?? {}, ctx.global));
 }

@@ -56,16 +56,50 @@ export function itemLabel(item: unknown): string {
 /**
  * The loop node's outcome: the first failed item's phase and message (Skipped when every item was),
  * `outputs.result` and each output parameter as JSON lists over the items that produced them.
+ * `argo` (ARGO_PATCHES.loopAggregate): aggregated as Argo's processAggregateNodeOutputs does — only
+ * Succeeded items count; each result is read as JSON (`[2,4]`, not `["2","4"]`; a result that is not
+ * JSON stays a string); a parameter's list nests its values only when every one is a JSON object or
+ * list (aggregatedJSONValueList); the per-item maps are key-sorted (Go marshals map keys sorted);
+ * `result` is `[]` when no item produced one.
  */
-export function loopOutcome(results: NodeResult[]): { phase: Phase; message?: string; outputs: NodeOutputs; itemParameters: Record<string, string>[] } {
+export function loopOutcome(results: NodeResult[], argo = false): { phase: Phase; message?: string; outputs: NodeOutputs; itemParameters: Record<string, string>[] } {
   const outputs = emptyOutputs();
-  const resultList = results.filter((r) => r.outputs.result !== undefined).map((r) => r.outputs.result!);
-  if (resultList.length) outputs.result = JSON.stringify(resultList.map((x) => tryJson(x)));
-  const paramNames = new Set(results.flatMap((r) => Object.keys(r.outputs.parameters)));
-  for (const p of paramNames) outputs.parameters[p] = JSON.stringify(results.filter((r) => p in r.outputs.parameters).map((r) => r.outputs.parameters[p]));
+  const counted = argo ? results.filter((r) => r.phase === 'Succeeded') : results;
+  const resultList = counted.filter((r) => r.outputs.result !== undefined).map((r) => r.outputs.result!);
+  if (resultList.length || (argo && counted.length)) outputs.result = JSON.stringify(resultList.map((x) => (argo ? jsonItem(x) : tryJson(x))));
+  const paramNames = new Set(counted.flatMap((r) => Object.keys(r.outputs.parameters)));
+  for (const p of argo ? [...paramNames].sort() : paramNames) {
+    const values = counted.filter((r) => p in r.outputs.parameters).map((r) => r.outputs.parameters[p]!);
+    outputs.parameters[p] = argo ? aggregatedValueList(values) : JSON.stringify(values);
+  }
   // Argo's aggregate: in item order, one map per item that produced any parameter.
-  const itemParameters = results.filter((r) => Object.keys(r.outputs.parameters).length > 0).map((r) => ({ ...r.outputs.parameters }));
+  const itemParameters = counted.filter((r) => Object.keys(r.outputs.parameters).length > 0).map((r) => (argo ? sortedKeys(r.outputs.parameters) : { ...r.outputs.parameters }));
   const bad = results.find((r) => failed(r.phase));
   const allSkipped = results.length > 0 && results.every((r) => r.phase === 'Skipped');
   return { phase: bad ? bad.phase : allSkipped ? 'Skipped' : 'Succeeded', message: bad?.message, outputs, itemParameters };
+}
+
+/** A loop item's result as Argo's wfv1.Item reads it: any JSON value; text that is not JSON stays a string. */
+function jsonItem(s: string): unknown {
+  try {
+    return JSON.parse(s);
+  } catch {
+    return s;
+  }
+}
+
+/** Argo's aggregatedJSONValueList: nested when every value is a JSON object or list, else a list of strings. */
+function aggregatedValueList(values: string[]): string {
+  const parsed: unknown[] = [];
+  for (const v of values) {
+    const x = jsonItem(v);
+    if (x === null || typeof x !== 'object') return JSON.stringify(values);
+    parsed.push(x);
+  }
+  // Go re-marshals the decoded maps with their keys sorted.
+  return JSON.stringify(parsed, (_k, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v));
+}
+
+function sortedKeys(m: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.keys(m).sort().map((k) => [k, m[k]!]));
 }

@@ -64,6 +64,15 @@ export function exitTemplateName(holder: Json): string | undefined {
   return (holder.onExit as string | undefined) ?? (((holder.hooks as Json | undefined)?.exit as Json | undefined)?.template as string | undefined);
 }
 
+/** A step's, task's or the spec's lifecycle hooks other than `exit`: [name, hook], by name. */
+export function lifecycleHooks(holder: Json): [string, Json][] {
+  const hooks = (holder.hooks ?? {}) as Record<string, Json>;
+  return Object.keys(hooks)
+    .filter((h) => h !== 'exit')
+    .sort()
+    .map((h) => [h, hooks[h]!]);
+}
+
 /** Whether a step's or task's `continueOn` lets its parent go on after it ended in `phase`. */
 export function continueOn(step: Json, phase: Phase): boolean {
   const c = (step.continueOn ?? {}) as Json;

@@ -17,19 +17,23 @@ export async function runSteps(ctx: RunContext, tmpl: Json, scope: Scope, node: 
   // Filled by the daemon pods of this template's steps (runPod), cancelled when it ends.
   const daemons: CancellationScope[] = [];
   const gate: FailFastGate | undefined = tmpl.failFast === true && ctx.patched('templateFailFast') ? { tripped: false } : undefined;
+  // Argo's names and shape (ARGO_PATCHES.loopNodes): a step is `<steps>[<i>].<step>`, its loop items
+  // hang from the step group, and the template fails with its step group's message.
+  const argo = ctx.patched('loopNodes');
   let outcome: { phase: Phase; message?: string } = { phase: 'Succeeded' };
   try {
     for (let gi = 0; gi < groups.length; gi++) {
       const group = arr(groups[gi]);
       const g = ctx.nodes.add({ name: `${node.name}[${gi}]`, displayName: `[${gi}]`, type: 'StepGroup', parentId: node.id });
+      const prefix = argo ? g.name : node.name;
       const results = await Promise.all(
         group.map(async (step) => {
           try {
-            return await runCall(ctx, step, local, g.id, node.name, parallel, { daemons, gate });
+            return await runCall(ctx, step, local, g.id, prefix, parallel, { daemons, gate, flatLoop: argo });
           } catch (e) {
             if (!(e instanceof UserError)) throw e;
             if (gate) gate.tripped = true;
-            const n = ctx.nodes.add({ name: `${node.name}.${String(step.name)}`, displayName: String(step.name), type: 'Pod', parentId: g.id });
+            const n = ctx.nodes.add({ name: `${prefix}.${String(step.name)}`, displayName: String(step.name), type: 'Pod', parentId: g.id });
             return finish(n, 'Error', e.message);
           }
         }),
@@ -44,9 +48,10 @@ export async function runSteps(ctx: RunContext, tmpl: Json, scope: Scope, node: 
         break;
       }
       const bad = group.map((s, i) => [s, results[i]] as const).find((e): e is readonly [Json, NodeResult] => !!e[1] && failed(e[1].phase) && !continueOn(e[0], e[1].phase));
-      finish(g, bad ? bad[1].phase : 'Succeeded', bad ? `child '${bad[1].id}' failed` : undefined);
+      // Argo marks the group and the template Failed (an Errored child too): executeStepGroup, executeSteps.
+      finish(g, bad ? (argo ? 'Failed' : bad[1].phase) : 'Succeeded', bad ? `child '${bad[1].id}' failed` : undefined);
       if (bad) {
-        outcome = { phase: bad[1].phase, message: bad[1].message ?? `child '${bad[1].id}' failed` };
+        outcome = argo ? { phase: 'Failed', message: `child '${bad[1].id}' failed` } : { phase: bad[1].phase, message: bad[1].message ?? `child '${bad[1].id}' failed` };
         break;
       }
     }

@@ -57,3 +57,27 @@ test('a loop’s outcome aggregates results and parameters and takes the first f
   expect(loopOutcome([]).phase).toBe('Succeeded');
   expect(loopOutcome([]).outputs.result).toBeUndefined();
 });
+
+test('Argo’s aggregate (loopAggregate): typed results, key-sorted maps, only Succeeded items, nested lists only of objects', () => {
+  const r = loopOutcome(
+    [
+      result('a', 'Succeeded', { result: '2', parameters: { z: '1', a: '{"k":1}' } }),
+      result('b', 'Failed', { result: '3', parameters: { z: '9', a: '{"k":9}' } }),
+      result('c', 'Succeeded', { result: '4', parameters: { z: '2', a: '{"y":2,"b":1}' } }),
+      result('d', 'Succeeded', { result: 'not json' }),
+    ],
+    true,
+  );
+  expect(r.outputs.result).toBe('[2,4,"not json"]');
+  // Every value an object: nested (Go re-marshals the maps with sorted keys); a plain value: strings.
+  expect(r.outputs.parameters).toEqual({ a: '[{"k":1},{"b":1,"y":2}]', z: '["1","2"]' });
+  expect(Object.keys(r.outputs.parameters)).toEqual(['a', 'z']);
+  expect(r.itemParameters.map((m) => Object.keys(m))).toEqual([['a', 'z'], ['a', 'z']]);
+  expect(JSON.stringify(r.itemParameters)).toBe('[{"a":"{\\"k\\":1}","z":"1"},{"a":"{\\"y\\":2,\\"b\\":1}","z":"2"}]');
+  expect(r.phase).toBe('Failed');
+  // Argo sets the aggregate result even when no item printed one.
+  expect(loopOutcome([result('a', 'Succeeded')], true).outputs.result).toBe('[]');
+  // Without the patch (recorded runs): strings, every item, insertion order.
+  expect(loopOutcome([result('a', 'Succeeded', { result: '2', parameters: { z: '1', a: '2' } })]).itemParameters.map((m) => Object.keys(m))).toEqual([['z', 'a']]);
+  expect(loopOutcome([result('a', 'Succeeded', { result: '2' })]).outputs.result).toBe('["2"]');
+});

@@ -152,11 +152,26 @@ describe('keys', () => {
 
   test('the codec server needs keys; origins must be origins; a short token is refused', () => {
     expect(configError(() => loadCodecServerConfig({})).message).toMatch(/TANDEM_CODEC_KEYS_FILE or TANDEM_CODEC_KEY: must be set/);
-    const env = { TANDEM_CODEC_KEY: b64(k()), TANDEM_CODEC_KEY_ID: 'k' };
+    const env = { TANDEM_CODEC_KEY: b64(k()), TANDEM_CODEC_KEY_ID: 'k', TANDEM_CODEC_SERVER_TOKEN: 'a-long-enough-operator-token' };
     expect(loadCodecServerConfig(env).origins).toEqual(['http://localhost:8233', 'http://127.0.0.1:8233']);
     expect(configError(() => loadCodecServerConfig({ ...env, TANDEM_CODEC_SERVER_ORIGINS: 'http://ui.local:8080/path' })).message).toMatch(/must be an origin/);
     const e = configError(() => loadCodecServerConfig({ ...env, TANDEM_CODEC_SERVER_TOKEN: 'short' }));
     expect(e.message).toMatch(/TANDEM_CODEC_SERVER_TOKEN: must be at least 16/);
     expect(e.message).not.toContain('short:');
+  });
+
+  test('the codec server is authenticated unless --no-auth, which is loopback only; OIDC needs each tenant\'s keys', () => {
+    const keys = { TANDEM_CODEC_KEY: b64(k()), TANDEM_CODEC_KEY_ID: 'k' };
+    expect(configError(() => loadCodecServerConfig(keys)).message).toMatch(/TANDEM_CODEC_SERVER_TOKEN or TANDEM_CODEC_SERVER_OIDC_ISSUER: must be set.*--no-auth/);
+    expect(loadCodecServerConfig(keys, { noAuth: true }).none).toBe(true);
+    expect(configError(() => loadCodecServerConfig({ ...keys, TANDEM_CODEC_SERVER_HOSTS: 'codec.example.org' }, { noAuth: true })).message).toMatch(/TANDEM_CODEC_SERVER_HOSTS: names codec\.example\.org: --no-auth is for loopback only/);
+    const issuer = { ...keys, TANDEM_CODEC_SERVER_OIDC_ISSUER: 'https://idp.example.org' };
+    expect(configError(() => loadCodecServerConfig(issuer)).message).toMatch(/TANDEM_CODEC_SERVER_TENANT_KEYS: must be set/);
+    expect(configError(() => loadCodecServerConfig({ ...issuer, TANDEM_CODEC_SERVER_TENANT_KEYS: 'acme=k,other' })).message).toMatch(/tenant acme: key id\(s\) other are not in the keyring/);
+    expect(configError(() => loadCodecServerConfig({ ...issuer, TANDEM_CODEC_SERVER_TENANT_KEYS: 'acme k' })).message).toMatch(/must look like tenant=keyid/);
+    expect(configError(() => loadCodecServerConfig({ ...issuer, TANDEM_CODEC_SERVER_OIDC_ISSUER: 'http://idp.example.org', TANDEM_CODEC_SERVER_TENANT_KEYS: 'acme=k' })).message).toMatch(/must be an https URL \(http only on loopback\)/);
+    expect(configError(() => loadCodecServerConfig({ ...keys, TANDEM_CODEC_SERVER_TENANT_KEYS: 'acme=k' })).message).toMatch(/is set but TANDEM_CODEC_SERVER_OIDC_ISSUER is not/);
+    const ok = loadCodecServerConfig({ ...issuer, TANDEM_CODEC_SERVER_TENANT_KEYS: 'acme=k; beta = k' });
+    expect(ok.oidc).toEqual({ issuer: 'https://idp.example.org', jwksUrl: undefined, audience: undefined, claim: 'permissions', tenantKeys: { acme: ['k'], beta: ['k'] } });
   });
 });

@@ -1,19 +1,21 @@
 // The codec server (codec/server.ts) over real HTTP on loopback: Temporal's remote-codec protocol,
-// CORS for the Web UI (preflight with X-Namespace), bearer auth, and bad requests refused clearly.
+// CORS for the Web UI (preflight with X-Namespace), bearer auth, Host and Origin checks, and bad
+// requests refused clearly. The OIDC path (a JWKS on 127.0.0.1, signed tokens): test/security/codec-auth.test.ts.
 import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { AesGcmCodec } from '../../../codec/index.js';
 import { payloadsFromJson, payloadsToJson, startCodecServer, tokenMatches, type CodecServer } from '../../../codec/server.js';
 
 const UI = 'http://localhost:8233';
 const TOKEN = 'a-long-enough-operator-token';
-const codec = new AesGcmCodec({ keys: [{ id: 'k1', key: randomBytes(32) }] });
+const keys = { keys: [{ id: 'k1', key: randomBytes(32) }] };
 let server: CodecServer;
 let open: CodecServer;
 
 beforeAll(async () => {
-  server = await startCodecServer({ codec, origins: [UI], token: TOKEN });
-  open = await startCodecServer({ codec, origins: [UI] });
+  server = await startCodecServer({ keys, origins: [UI], auth: { token: TOKEN } });
+  open = await startCodecServer({ keys, origins: [UI], auth: { none: true } });
 });
 afterAll(async () => {
   await server.close();
@@ -53,8 +55,34 @@ test('CORS: the Web UI origin gets its preflight (X-Namespace allowed) and its a
   const evil = await fetch(`${server.url}/decode`, { method: 'OPTIONS', headers: { Origin: 'http://evil.localhost', 'Access-Control-Request-Method': 'POST' } });
   expect(evil.status).toBe(403);
   expect(evil.headers.get('access-control-allow-origin')).toBeNull();
+  // Not only its preflight: a simple POST from another origin (text/plain, no preflight) is refused too.
   const evilPost = await post(server, '/decode', { payloads: [] }, { ...auth, Origin: 'http://evil.localhost' });
+  expect(evilPost.status).toBe(403);
   expect(evilPost.headers.get('access-control-allow-origin')).toBeNull();
+  expect((await post(open, '/encode', { payloads: [] }, { Origin: 'http://evil.localhost', 'Content-Type': 'text/plain' })).status).toBe(403);
+});
+
+test('Host: only this server\'s loopback names on its port (421 for a rebound DNS name)', async () => {
+  const withHost = (s: CodecServer, host: string) =>
+    new Promise<number>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: s.port, path: '/decode', method: 'POST', setHost: false, headers: { ...(host ? { Host: host } : {}), 'Content-Type': 'application/json', ...auth } }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
+      req.on('error', reject);
+      req.end('{"payloads":[]}');
+    });
+  expect(await withHost(server, `127.0.0.1:${server.port}`)).toBe(200);
+  expect(await withHost(server, `localhost:${server.port}`)).toBe(200);
+  expect(await withHost(server, `evil.example:${server.port}`)).toBe(421);
+  expect(await withHost(open, `evil.example:${open.port}`)).toBe(421);
+  expect(await withHost(server, `127.0.0.1:${server.port + 1}`)).toBe(421);
+  expect([400, 421]).toContain(await withHost(server, '')); // HTTP/1.1 without Host: Node's own 400
+});
+
+test('no authentication only when asked for, and only on loopback', async () => {
+  await expect(startCodecServer({ keys, origins: [UI], auth: {} })).rejects.toThrow(/needs authentication/);
+  await expect(startCodecServer({ keys, origins: [UI], auth: { none: true }, hosts: ['codec.example.org'] })).rejects.toThrow(/loopback only.*codec\.example\.org/);
 });
 
 test('bearer auth: missing or wrong tokens get 401; without a token configured, none is needed', async () => {
@@ -76,11 +104,12 @@ test('bad requests are refused with a reason; codec errors name the key id', asy
   await bad({ nope: 1 }, 400, /\{"payloads": \[\.\.\.\]\}/);
   await bad({ payloads: [{ metadata: { encoding: 'not base64!' } }] }, 400, /payloads\[0\]\.metadata\.encoding must be a base64 string/);
   await bad({ payloads: [null] }, 400, /payloads\[0\] must be an object/);
+  await bad('['.repeat(100) + ']'.repeat(100), 400, /nest deeper than 16/);
   const other = new AesGcmCodec({ keys: [{ id: 'elsewhere', key: randomBytes(32) }] });
   await bad(payloadsToJson(await other.encode([defaultPayloadConverter.toPayload(1)!])), 422, /key id "elsewhere"/);
   expect((await fetch(`${open.url}/decode`)).status).toBe(405);
   expect((await post(open, '/other', {})).status).toBe(404);
-  const big = await startCodecServer({ codec, origins: [], maxBodyBytes: 100 });
+  const big = await startCodecServer({ keys, origins: [], auth: { none: true }, maxBodyBytes: 100 });
   try {
     expect((await post(big, '/decode', { payloads: [], pad: 'x'.repeat(200) })).status).toBe(413);
   } finally {

@@ -161,7 +161,7 @@ describe('one message listing every problem', () => {
       '  TANDEM_TASK_QUEUE=two words: must not contain whitespace',
       '  TANDEM_K8S_SERVICE_TYPE=NodePort: must be ClusterIP or LoadBalancer',
       '  TANDEM_SLURM_STATUS_INTERVAL_MS=soon: must be a whole number of milliseconds',
-      '  TANDEM_FIRECREST_URL=ftp://fc: must be an http(s) URL',
+      '  TANDEM_FIRECREST_URL=ftp://fc: must be an http or https URL, not ftp:',
       '  TANDEM_SITES_FILE=/nonexistent/sites.yaml: no such file',
       '  TANDEM_SLURM_SITES=zurich: entry "zurich" must look like site=/path/to/slurm.conf',
       '  TANDEM_SLURM_WORKDIR: must be set when TANDEM_SLURM_API=firecrest',
