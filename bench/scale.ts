@@ -329,5 +329,5 @@ async function memory(client: Client, spec: Spec, pids: number[], rssMb: (pid: n
     ['pipelines running', 'worker', 'RSS idle MB', 'RSS peak MB', 'RSS all running MB'],
     ...pids.map((_, i) => [String(concurrent), `process ${i + 1}`, idle[i]!.toFixed(0), peak[i]!.toFixed(0), settled[i]!.toFixed(0)]),
   ]);
-  console.log(`\n${training}/${concurrent} pipelines training after ${((performance.now() - t0) / 1000).toFixed(0)} s; train watches running on the workers ${watches.started}, waiting on the server for a slot ${watches.scheduled}`);
+  console.log(`\n${training}/${concurrent} pipelines training after ${((performance.now() - t0) / 1000).toFixed(0)} s; train watches running on the workers ${watches.started}, scheduled and not yet on a worker ${watches.scheduled}`);
 }
