@@ -10,6 +10,7 @@ import { builtinCommand } from '../programs/commands.js';
 import { durationMs } from '../contract/duration.js';
 import { classifyJobState, type JobRef, type JobStatus } from '../contract/outcome.js';
 import { failure } from '../contract/failures.js';
+import { deniedEnvName } from '../contract/pipeline.js';
 import { PollBackoff, pollPause } from './poll.js';
 import { readCatalog, runDirs, writeCatalog } from './run-store.js';
 import { resolveBackend, siteOf, type BackendMap } from './runtimes.js';
@@ -23,6 +24,8 @@ import type { RecoverySite } from './recovery.js';
 import type { AwaitJobInput, CatalogEntry, CatalogInput, DeployInput, Deployment, ReadinessInput, ReadinessResult, SubmitJobInput } from './types.js';
 import { DEFAULTS, TUNING_DEFAULTS } from '../config/defaults.js';
 import { jobWatch, observeCatalogued, observeDeployment } from '../observe/activity-metrics.js';
+import { trainingWatch } from '../observe/in-flight.js';
+import { stageOfJobName } from '../observe/metrics.js';
 import { activityAuditor, defaultAuditSettings, type AuditSettings } from './audit.js';
 import { stateLog, type ObservedState } from './observed-states.js';
 import type { TenantPolicy } from '../contract/tenant-policy.js';
@@ -71,6 +74,16 @@ export function tenantGuardOf(policy: TenantPolicy | undefined, backends: Backen
   }, inputs);
 }
 
+/**
+ * Without a tenant policy the worker still refuses what no spec may set (LD_PRELOAD, NODE_OPTIONS, …:
+ * contract/pipeline.ts deniedEnvName): a run started without the SDK skips the spec's validation.
+ * With a policy its guard checks the run's spec, where a tenant's `allowEnv` may permit some.
+ */
+function refuseDeniedEnv(env: Record<string, string> | undefined, what: string): void {
+  const denied = Object.keys(env ?? {}).filter(deniedEnvName);
+  if (denied.length) throw failure('InvalidRequest', `${what}: env.${denied[0]} may not be set by a pipeline spec (${denied.join(', ')} change the programs Tandem runs around the job; a tenant policy's allowEnv can permit it)`);
+}
+
 export function createActivities(config: ActivityConfig) {
   // Every local pipeline job runs in its own sandbox where the host can build one (its run's data and
   // checkpoints, nothing else of the home); see chooseIsolation for the hosts that cannot.
@@ -106,6 +119,7 @@ export function createActivities(config: ActivityConfig) {
       const backend = resolveBackend(backends, input.runtime, input.stage, input.site);
       // Before the run's directories exist: a refused run leaves nothing behind.
       await guard?.enforce({ [input.stage]: siteOf(backend) });
+      if (!guard) refuseDeniedEnv(input.env, `stage ${input.stage}`);
       const dirs = await ownedRunDirs(input.runKey);
       mkdirSync(dirs.data, { recursive: true });
       mkdirSync(dirs.checkpoints, { recursive: true });
@@ -142,36 +156,46 @@ export function createActivities(config: ActivityConfig) {
     },
 
     /** Polls until the job ends, heartbeating its state; a retried attempt re-attaches to the same job. */
-    async awaitJob({ ref, pollMaxMs = TUNING_DEFAULTS.pollMaxMs }: AwaitJobInput): Promise<JobStatus & { observed?: ObservedState[] }> {
+    async awaitJob({ ref, pollMaxMs = TUNING_DEFAULTS.pollMaxMs, run }: AwaitJobInput): Promise<JobStatus & { observed?: ObservedState[] }> {
       const ctx = Context.current();
       const backend = backendOf(ref);
       if (ctx.info.attempt > 1) ctx.log.info('re-attaching to job after a worker or observation failure', { jobId: ref.jobId, attempt: ctx.info.attempt });
       const backoff = new PollBackoff({ initialMs: pollInitialMs, maxMs: pollMaxMs, fastMs: DEFAULTS.runningPollMs });
       const seen = jobWatch(ref, { lastState: (ctx.info.heartbeatDetails as { state?: string } | undefined)?.state, scheduledAtMs: ctx.info.scheduledTimestampMs }); // metrics
       const observed = stateLog((ctx.info.heartbeatDetails as { observed?: unknown } | undefined)?.observed); // for the UI's Gantt
-      let runningSeen = false;
-      for (;;) {
-        let st: JobStatus | undefined;
-        try {
-          st = await backend.status(ref.jobId);
-          seen.observe(st.state);
-          observed.note(st.state);
-        } catch (e) {
-          // Could not observe: never a job failure. Keep watching with backoff.
-          ctx.log.warn('job status unavailable', { jobId: ref.jobId, error: (e as Error).message });
+      // The running job's step and loss as gauges (runs that pass who they are; the stage from the job's name otherwise).
+      const training = trainingWatch({ tenant: run?.tenant, pipeline: run?.pipeline, stage: run?.stage ?? stageOfJobName(ref.name), site: ref.site, runtime: ref.runtime });
+      try {
+        return await watchLoop();
+      } finally {
+        training.end();
+      }
+      async function watchLoop(): Promise<JobStatus & { observed?: ObservedState[] }> {
+        let runningSeen = false;
+        for (;;) {
+          let st: JobStatus | undefined;
+          try {
+            st = await backend.status(ref.jobId);
+            seen.observe(st.state);
+            observed.note(st.state);
+            training.progress(st.progress);
+          } catch (e) {
+            // Could not observe: never a job failure. Keep watching with backoff.
+            ctx.log.warn('job status unavailable', { jobId: ref.jobId, error: (e as Error).message });
+          }
+          const details = st ? { state: st.state, progress: st.progress, observed: observed.list } : { state: 'UNKNOWN', observed: observed.list };
+          ctx.heartbeat(details);
+          if (st?.state === 'RUNNING' && !runningSeen) {
+            runningSeen = true;
+            placementState.changed(); // started: where it runs, the sources say
+          }
+          if (st && classifyJobState(st.state) !== 'active') {
+            placementState.finished(ref.name); // ended: off the kept state now (a job it never kept marks the sources for a read)
+            return { ...st, observed: observed.list };
+          }
+          // Progress stays fresh while the job runs; the pause heartbeats on its own schedule however long it is.
+          await pollPause(ctx, backoff.pause(st?.state === 'RUNNING'), ref.jobId, details);
         }
-        const details = st ? { state: st.state, progress: st.progress, observed: observed.list } : { state: 'UNKNOWN', observed: observed.list };
-        ctx.heartbeat(details);
-        if (st?.state === 'RUNNING' && !runningSeen) {
-          runningSeen = true;
-          placementState.changed(); // started: where it runs, the sources say
-        }
-        if (st && classifyJobState(st.state) !== 'active') {
-          placementState.finished(ref.name); // ended: off the kept state now (a job it never kept marks the sources for a read)
-          return { ...st, observed: observed.list };
-        }
-        // Progress stays fresh while the job runs; the pause heartbeats on its own schedule however long it is.
-        await pollPause(ctx, backoff.pause(st?.state === 'RUNNING'), ref.jobId, details);
       }
     },
 
@@ -207,6 +231,7 @@ export function createActivities(config: ActivityConfig) {
         throw failure('RuntimeUnavailable', `stage deploy asks for runtime "${input.runtime}", but this worker serves models only on the local runtime. Set stages.deploy.runtime to "local" or "auto".`);
       }
       await guard?.enforce({ deploy: 'local' });
+      if (!guard) refuseDeniedEnv(input.env, 'stage deploy');
       await audit.intent({ what: 'deployment.rolledOut', where: { site: 'local', runtime: 'local' }, details: { name: input.name, model: input.model, checkpoint: input.checkpoint } });
       // The pipeline, tenant and run it serves: `tandem deployments`, and retirement by a newer revision.
       const run = await runInputs.current().catch(() => undefined);

@@ -27,6 +27,8 @@ export interface AwaitJobInput {
   ref: JobRef;
   /** Upper bound of the polling backoff (it starts at 200 ms and doubles). */
   pollMaxMs?: number;
+  /** What the training gauges label the job by (bounded names; absent in runs started before it was passed). */
+  run?: { tenant: string; pipeline: string; stage: string };
 }
 
 export interface CatalogInput {

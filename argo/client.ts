@@ -2,6 +2,7 @@
 // retry, resubmit, resume, stop. Nothing starts when validation fails (ArgoValidationError).
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection, ScheduleOverlapPolicy, type ClientPlugin, type WorkflowHandle } from '@temporalio/client';
@@ -11,6 +12,7 @@ import { Library, lintFile, lintText, type LintResult } from './lint/validate.js
 import { runInput, workflowName } from './resolve.js';
 import type { ArgoRunInput, ArgoStatus } from './lang/types.js';
 import { planRetry, type RetryPlan } from './retry.js';
+import { mergeSlices, offloadedStatusFile } from './slices.js';
 import { DEFAULTS } from '../config/defaults.js';
 import type { TemporalConnection } from '../config/worker.js';
 import { describeExecution, listExecutions } from '../sdk/list.js';
@@ -64,21 +66,23 @@ export class ArgoClient {
     private readonly closer: () => Promise<void>,
     readonly client: Client,
     readonly taskQueue: string,
+    /** The workers' home, where child workflows of large runs keep their status (argo/slices.ts); without it they are queried. */
+    readonly home?: string,
   ) {}
 
   /**
    * Over a client someone else connected (the CLI hands it the SDK's: TLS, refreshed OIDC API key,
    * codec, tracing all set up once); `close` is how that owner closes it.
    */
-  static over(client: Client, taskQueue: string, close: () => Promise<void>): ArgoClient {
-    return new ArgoClient(close, client, taskQueue);
+  static over(client: Client, taskQueue: string, close: () => Promise<void>, opts: { home?: string } = {}): ArgoClient {
+    return new ArgoClient(close, client, taskQueue, opts.home);
   }
 
   /** `connection` carries TLS, API key and metadata (config/worker.ts, from TEMPORAL_* and temporal.toml). */
   /** `plugins`: client plugins such as the TandemPlugin (its payload codec must match the workers'). */
-  static async connect(opts: { address: string; namespace?: string; taskQueue: string; connection?: Omit<TemporalConnection, 'address'>; plugins?: ClientPlugin[]; dataConverter?: DataConverter }): Promise<ArgoClient> {
+  static async connect(opts: { address: string; namespace?: string; taskQueue: string; connection?: Omit<TemporalConnection, 'address'>; plugins?: ClientPlugin[]; dataConverter?: DataConverter; home?: string }): Promise<ArgoClient> {
     const connection = await Connection.connect({ ...opts.connection, address: opts.address });
-    return new ArgoClient(() => connection.close(), new Client({ connection, namespace: opts.namespace ?? DEFAULTS.namespace, plugins: opts.plugins, dataConverter: opts.dataConverter }), opts.taskQueue);
+    return new ArgoClient(() => connection.close(), new Client({ connection, namespace: opts.namespace ?? DEFAULTS.namespace, plugins: opts.plugins, dataConverter: opts.dataConverter }), opts.taskQueue, opts.home);
   }
 
   close(): Promise<void> {
@@ -116,13 +120,23 @@ export class ArgoClient {
     return this.client.workflow.getHandle(name.startsWith(ID_PREFIX) ? name : `${ID_PREFIX}${name}`);
   }
 
+  /** The run's node status, its child workflows' nodes merged in (argo/slices.ts). */
   async status(name: string): Promise<ArgoStatus> {
-    return this.handle(name).query<ArgoStatus>('argo.status');
+    return mergeSlices(await this.handle(name).query<ArgoStatus>('argo.status'), (id) => this.sliceStatus(id));
   }
 
-  /** Waits for the run to end and returns its final status (the workflow's result). */
+  /** Waits for the run to end and returns its final status (the workflow's result, its children's nodes merged in). */
   async wait(name: string): Promise<ArgoStatus> {
-    return (await this.handle(name).result()) as ArgoStatus;
+    return mergeSlices((await this.handle(name).result()) as ArgoStatus, (id) => this.sliceStatus(id));
+  }
+
+  /** A child workflow's status: kept in the run store once it ended, else (running, or no shared home) its query. */
+  private async sliceStatus(workflowId: string): Promise<ArgoStatus | undefined> {
+    if (this.home) {
+      const text = await readFile(offloadedStatusFile(this.home, workflowId), 'utf8').catch(() => undefined);
+      if (text !== undefined) return JSON.parse(text) as ArgoStatus;
+    }
+    return this.client.workflow.getHandle(workflowId).query<ArgoStatus>('argo.status');
   }
 
   /**
@@ -184,7 +198,7 @@ export class ArgoClient {
     const input = await this.input(name);
     const desc = await describeExecution(this.client, this.handle(name).workflowId);
     if (desc.status === 'RUNNING') throw new Error(`${name} is still running; retry applies to finished runs (stop it with \`tandem argo stop ${name}\`)`);
-    const prev = (await this.handle(name).result().catch(() => undefined)) as ArgoStatus | undefined;
+    const prev = await this.wait(name).catch(() => undefined);
     if (!prev) throw new Error(`${name} ended ${desc.status} without a final status; resubmit it instead (\`tandem argo resubmit ${name}\`)`);
     if (prev.phase === 'Succeeded' && !opts.restartSuccessful) throw new Error(`${name} succeeded; nothing failed to retry (use --restart-successful --selector displayName=<node>)`);
     const plan = planRetry(prev, input.spec as Record<string, unknown>, opts);

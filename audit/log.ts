@@ -310,6 +310,35 @@ function quarantineTornTail(file: string): { file: string; bytes: number } | und
   }
 }
 
+/**
+ * A log whose first record has no MAC, moved with its head file to `<log>.unkeyed-<time>` (verify it
+ * there without a key). Returns where it went, how many records it held and its last hash, or
+ * undefined when there is no such log.
+ */
+function setAsideUnkeyed(file: string): { previous: string; previousRecords: number; previousHash?: string } | undefined {
+  if (!existsSync(file) || statSync(file).size === 0) return undefined;
+  const fd = openSync(file, 'r');
+  let first: string;
+  try {
+    const buf = Buffer.alloc(Math.min(statSync(file).size, 64 * 1024));
+    readSync(fd, buf, 0, buf.length, 0);
+    first = buf.toString('utf8').split('\n')[0]!;
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    if ((JSON.parse(first) as { mac?: unknown }).mac !== undefined) return undefined;
+  } catch {
+    return undefined; // not a record: left for verify to report
+  }
+  const { records } = readAudit(file);
+  const last = records.at(-1)?.record;
+  const previous = `${file}.unkeyed-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  renameSync(file, previous);
+  if (existsSync(headFile(file))) renameSync(headFile(file), headFile(previous));
+  return { previous, previousRecords: last?.seq ?? 0, previousHash: last?.hash };
+}
+
 export class AuditLog {
   private static queues = new Map<string, Promise<unknown>>();
 
@@ -329,6 +358,12 @@ export class AuditLog {
 
   private appendLocked(entry: AuditEntry): AuditRecord {
     mkdirSync(dirname(this.file), { recursive: true });
+    if (this.key && !existsSync(this.key.anchor)) {
+      // The first keyed append to a log written before its workers had a key (an upgrade): its records
+      // carry no MAC and never could, so it is set aside whole and the keyed log starts by naming it.
+      const unkeyed = setAsideUnkeyed(this.file);
+      if (unkeyed) this.write({ who: {}, what: 'audit.keyed', where: {}, details: unkeyed });
+    }
     if (this.key) {
       // Keyed logs heal a torn tail (and say so in the log); an unkeyed one is left for `verify` to report.
       const torn = quarantineTornTail(this.file);

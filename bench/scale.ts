@@ -40,6 +40,19 @@ interface Batch {
   peakRssMb: number;
 }
 type Spec = ReturnType<typeof validatePipelineSpec>;
+
+/** Retries a client call that the loaded server answered with DEADLINE_EXCEEDED or UNAVAILABLE (a long poll for a result included). */
+async function patiently<T>(call: () => Promise<T>): Promise<T> {
+  for (let i = 0; ; i++) {
+    try {
+      return await call();
+    } catch (e) {
+      const code = (e as { code?: number; cause?: { code?: number } }).cause?.code ?? (e as { code?: number }).code;
+      if ((code !== 4 && code !== 14) || i >= 20) throw e;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}
 const TIMEOUT_TYPES = ['unspecified', 'start-to-close', 'schedule-to-start', 'schedule-to-close', 'heartbeat'];
 const concurrent = memoryRun ? Number(process.argv[3] ?? 1000) : Number(process.argv[2] ?? 200);
 const rounds = memoryRun ? 0 : Number(process.argv[3] ?? 3);
@@ -89,8 +102,17 @@ try {
       return 0;
     }
   };
+  /** The postmaster's own CPU and that of its reaped backends (cutime, cstime): a backend that exits between two samples still counts. */
+  const reapedCpu = (pid: number): number => {
+    try {
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / ticks; // utime, stime, cutime, cstime
+    } catch {
+      return 0;
+    }
+  };
   const postgresCpu = (): number => {
-    let total = procCpu(server.pgPid);
+    let total = reapedCpu(server.pgPid);
     for (const d of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
       try {
         if (Number(readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]) === server.pgPid) total += procCpu(Number(d));
@@ -130,7 +152,7 @@ try {
     let taskTimeouts = 0;
     for (let i = 0; i < handles.length; i += 20) {
       await Promise.all(handles.slice(i, i + 20).map(async (h) => {
-        const events = (await h.fetchHistory()).events ?? [];
+        const events = (await patiently(() => h.fetchHistory())).events ?? [];
         const typeOf = new Map(events.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => [String(e.eventId), e.activityTaskScheduledEventAttributes!.activityType!.name!]));
         for (const e of events) {
           if (e.workflowTaskTimedOutEventAttributes) {
@@ -169,13 +191,13 @@ try {
         ),
       );
       startPhaseMs = performance.now() - t0;
-      await Promise.all(hs.map((h) => h.result()));
+      await Promise.all(hs.map((h) => patiently(() => h.result())));
       return hs;
     });
     const c1 = cpuNow();
     const cpu = { worker: c1.worker - c0.worker, server: c1.server - c0.server, postgres: c1.postgres - c0.postgres, client: c1.client - c0.client };
     const times = await Promise.all(handles.map(async (h) => {
-      const d = await h.describe();
+      const d = await patiently(() => h.describe());
       return { start: d.startTime.getTime(), close: d.closeTime!.getTime() };
     }));
     return {
@@ -283,7 +305,7 @@ async function memory(client: Client, spec: Spec, pids: number[], rssMb: (pid: n
   const handles: WorkflowHandle[] = [];
   for (let i = 0; i < ids.length; i += 100) handles.push(...(await Promise.all(ids.slice(i, i + 100).map((workflowId) => client.workflow.start('hybridPipeline', { taskQueue: QUEUE, workflowId, args: [{ spec }] })))));
   let training = 0;
-  const limitMs = 15 * 60_000;
+  const limitMs = Number(process.env.SCALE_MEMORY_LIMIT_MS ?? 15 * 60_000);
   while (performance.now() - t0 < limitMs) {
     await new Promise((r) => setTimeout(r, 5000));
     training = (await client.workflow.count(`WorkflowType = 'hybridPipeline' AND ExecutionStatus = 'Running' AND TandemStage = 'train'`)).count;

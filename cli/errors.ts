@@ -1,5 +1,6 @@
 // How every `tandem` command reports the error it ends with: in one place, so all bad input reads the same.
 import { InputError } from '../contract/input-error.js';
+import { codecProblem } from '../codec/problem.js';
 
 /**
  * An InputError (a spec, sites or quotas file, Kubernetes options, an Argo manifest) as its issues —
@@ -7,5 +8,5 @@ import { InputError } from '../contract/input-error.js';
  */
 export function printError(err: unknown): void {
   if (err instanceof InputError) console.error(err.message);
-  else console.error(`tandem: ${(err as Error).message}`);
+  else console.error(`tandem: ${codecProblem(err) ?? (err as Error).message}`);
 }

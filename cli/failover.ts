@@ -11,7 +11,8 @@ export interface FailoverFlags {
 }
 
 export function failoverTuning(o: FailoverFlags): FailoverTuning | undefined {
-  if (!o.failover) {
+  // `--failover ""` names no site: refused below, not read as "no failover".
+  if (o.failover === undefined || o.failover === false) {
     if (o.failoverGrace || o.maxFailovers) throw new InvalidArgumentError('--failover-grace and --max-failovers need --failover');
     return undefined;
   }

@@ -9,7 +9,7 @@ import { ProgressPrinter, formatStatus } from './render.js';
 import { failoverTuning, type FailoverFlags } from './failover.js';
 import { collectSiteQueue } from './site-queues.js';
 import { registerCommandGroups } from './groups.js';
-import { loadClientConfig, loadObserveConfig, type ClientConfig } from '../config/worker.js';
+import { loadCliConfig, loadClientConfig, loadObserveConfig, type ClientConfig } from '../config/worker.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { parsePort } from './port.js';
 
@@ -231,7 +231,8 @@ const connectArgo = async () => {
   // The SDK's client: the same connection settings (TLS, API key or refreshed OIDC token), payload codec
   // (TANDEM_CODEC_*: Argo runs are encrypted alike) and tracing as every other command.
   const [tandem, { ArgoClient }] = await Promise.all([connect(), import('../argo/client.js')]);
-  return ArgoClient.over(tandem.client, tandem.taskQueue, () => tandem.close());
+  // TANDEM_HOME: where a large run's child workflows keep their node status (docs/argo-scale.md).
+  return ArgoClient.over(tandem.client, tandem.taskQueue, () => tandem.close(), { home: loadCliConfig().home });
 };
 program
   .command('completion <shell>')

@@ -51,7 +51,16 @@ class TandemFailureConverter extends DefaultFailureConverter {
     }
     return super.failureToError(failure, payloadConverter, context);
   }
+
+  // A keyed worker's refusal of a run's input (contract/refused-payload.ts) stays in clear: it holds
+  // no data of the run, and the client it is for has no key to read an encoded message.
+  errorToFailure(err, payloadConverter, context) {
+    if (this.options.encodeCommonAttributes && err && err.type === 'PayloadRefused') return plain.errorToFailure(err, payloadConverter, context);
+    return super.errorToFailure(err, payloadConverter, context);
+  }
 }
+
+const plain = new TandemFailureConverter({ encodeCommonAttributes: false });
 
 module.exports = {
   ENCODED_FAILURE_MESSAGE,

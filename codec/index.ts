@@ -6,6 +6,8 @@ import { AesGcmCodec } from './aes-gcm.js';
 import type { CodecKeys } from './keys.js';
 
 export { AesGcmCodec, CodecError, ENCODING_ENCRYPTED, METADATA_KEY_ID } from './aes-gcm.js';
+
+export { codecProblem } from './problem.js';
 export type { CodecKey, CodecKeys } from './keys.js';
 
 // The failure converters go by path: the SDK requires the module, and bundles it into the workflow
@@ -25,9 +27,18 @@ export const FAILURE_READER_PATH = own('failure-reader.cjs');
  * `bundleWorkflows({ dataConverter })`, or the TandemPlugin's bundler hook), or the failures the
  * workflow code raises stay in clear.
  */
-export function codecDataConverter(keys: CodecKeys | undefined): DataConverter | undefined {
+export function codecDataConverter(keys: CodecKeys | undefined, opts: { refusePlaintext?: boolean } = {}): DataConverter | undefined {
   if (!keys || keys.keys.length === 0) return undefined;
-  return { payloadCodecs: [new AesGcmCodec(keys)], failureConverterPath: FAILURE_CONVERTER_PATH };
+  return { payloadCodecs: [new AesGcmCodec(keys, opts)], failureConverterPath: FAILURE_CONVERTER_PATH };
+}
+
+/**
+ * Tandem's worker's data converter: the codec's, refusing plaintext and undecryptable payloads
+ * (contract/refused-payload.ts) unless the keys say plaintext is accepted (TANDEM_CODEC_PLAINTEXT=accept,
+ * while a namespace still has runs started before encryption).
+ */
+export function workerDataConverter(keys: CodecKeys | undefined): DataConverter | undefined {
+  return codecDataConverter(keys, { refusePlaintext: keys?.acceptPlaintext !== true });
 }
 
 /**

@@ -15,6 +15,8 @@ export interface CodecKey {
 export interface CodecKeys {
   /** Every known key, oldest first; the last one encrypts. */
   keys: CodecKey[];
+  /** A worker takes plaintext payloads too (TANDEM_CODEC_PLAINTEXT=accept); default: it refuses them. */
+  acceptPlaintext?: boolean;
 }
 
 export const KEY_BYTES = 32;

@@ -6,7 +6,7 @@
 // Not configuration in this sense: the job contract (TANDEM_DATA_DIR, TANDEM_CHECKPOINT_DIR, … that
 // Tandem sets for the programs it runs; programs/env.ts reads them on the job side) and the environment
 // workers pass on to child processes.
-import { accessSync, constants, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { homedir } from 'node:os';
 import { z } from 'zod';
@@ -14,6 +14,7 @@ import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { TLSConfig } from '@temporalio/client';
 import { InputError } from '../contract/input-error.js';
 import { parseSitesFile, type SitesFile } from '../contract/sites.js';
+import { endpointUrlProblem } from '../contract/endpoint-url.js';
 import { parseQuotasFile, type QuotasFile } from '../contract/quotas.js';
 import { parseTenantPolicy, type TenantPolicy } from '../contract/tenant-policy.js';
 import { SUPPORTED_SLURMRESTD_VERSIONS } from '../backends/slurm/slurmrestd-mapping.js';
@@ -140,6 +141,11 @@ const hostPort = z.string().refine((v) => {
 }, 'must be host:port with a port of 1-65535, e.g. 127.0.0.1:7233');
 const queueName = z.string().regex(/^\S+$/, 'must not contain whitespace');
 const httpUrl = z.string().refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), 'must be an http(s) URL');
+/** A site's API endpoint: the sites file's rule (contract/endpoint-url.ts: no credentials, no metadata or link-local host). */
+const endpointUrl = z.string().superRefine((v, ctx) => {
+  const problem = endpointUrlProblem(v);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
 const positiveMs = z
   .string()
   .regex(/^\d+$/, 'must be a whole number of milliseconds')
@@ -171,7 +177,8 @@ const clientShape = {
   TANDEM_TASK_QUEUE: optional(queueName),
   TEMPORAL_PROFILE: optional(text),
   TEMPORAL_CONFIG_FILE: optional(existingFile()),
-  TEMPORAL_API_KEY: optional(z.string()),
+  // A header value: a newline or another control character would fail deep in the gRPC layer.
+  TEMPORAL_API_KEY: optional(z.string().refine((v) => ![...v].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f), 'must not contain a newline or another control character (a key file read with its trailing newline?)')),
   TEMPORAL_TLS: optional(bool),
   TEMPORAL_TLS_CLIENT_CERT_PATH: optional(existingFile()),
   TEMPORAL_TLS_CLIENT_KEY_PATH: optional(existingFile()),
@@ -187,7 +194,7 @@ const clientShape = {
 
 const cliShape = {
   ...clientShape,
-  TANDEM_HOME: optional(text),
+  TANDEM_HOME: optional(text.refine((v) => !existsSync(v) || statSync(v).isDirectory(), 'is not a directory (Tandem keeps its runs, jobs and keys under it)')),
   TANDEM_ARGO_SCHEMA: optional(existingFile()),
 };
 
@@ -208,13 +215,13 @@ const slurmShape = {
   TANDEM_SLURM_SITE: optional(text),
   TANDEM_SLURM_WORKDIR: optional(text),
   TANDEM_SLURM_STATUS_INTERVAL_MS: optional(positiveMs),
-  TANDEM_FIRECREST_URL: optional(httpUrl),
+  TANDEM_FIRECREST_URL: optional(endpointUrl),
   TANDEM_FIRECREST_SYSTEM: optional(text),
-  TANDEM_FIRECREST_TOKEN_URL: optional(httpUrl),
+  TANDEM_FIRECREST_TOKEN_URL: optional(endpointUrl),
   TANDEM_FIRECREST_CLIENT_ID: optional(text),
   TANDEM_FIRECREST_CLIENT_SECRET: optional(z.string()),
   TANDEM_SLURMRESTD_SOCKET: optional(text),
-  TANDEM_SLURMRESTD_URL: optional(httpUrl),
+  TANDEM_SLURMRESTD_URL: optional(endpointUrl),
   TANDEM_SLURMRESTD_USER: optional(text),
   TANDEM_SLURMRESTD_TOKEN: optional(z.string()),
   TANDEM_SLURMRESTD_API_VERSION: optional(z.enum(SUPPORTED_SLURMRESTD_VERSIONS, `must be one of ${SUPPORTED_SLURMRESTD_VERSIONS.join(', ')}`)),
@@ -268,7 +275,9 @@ type Parsed<S extends z.ZodRawShape> = z.output<z.ZodObject<S>>;
 
 function source(env: Env, name: string): string {
   const v = env[name];
-  return v === undefined || v === '' || SECRET.has(name) ? name : `${name}=${v}`;
+  if (v === undefined || v === '' || SECRET.has(name)) return name;
+  // A URL's password (refused, but said as the refused value) is never echoed.
+  return `${name}=${v.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/@:]*):[^/@]*@/i, '$1:***@')}`;
 }
 
 /** Parses `env` against `shape`; `extra` adds the checks that span variables or read files. */
@@ -526,6 +535,7 @@ function codecShape() {
     TANDEM_CODEC_KEYS_FILE: optional(existingFile()),
     TANDEM_CODEC_KEY: optional(z.string()),
     TANDEM_CODEC_KEY_ID: optional(z.string()),
+    TANDEM_CODEC_PLAINTEXT: optional(z.enum(['refuse', 'accept'], 'must be refuse (the default: a keyed worker fails runs whose input is not encrypted with its keys) or accept')),
   };
 }
 
@@ -586,7 +596,7 @@ function codecKeys(v: CodecVars, env: Env, issue: (i: ConfigIssue) => void): Cod
       else keys.push(...keys.splice(keys.indexOf(same), 1)); // the same key: it is the newest
     }
   }
-  return keys.length ? { keys } : undefined;
+  return keys.length ? { keys, ...(v.TANDEM_CODEC_PLAINTEXT === 'accept' ? { acceptPlaintext: true } : {}) } : undefined;
 }
 
 /** The codec keys alone: the SDK's client, `tandem runs replay` and anything else that reads payloads. */

@@ -17,6 +17,8 @@ export const FAILURES = {
   PartitionInUse: { type: 'PartitionInUse', nonRetryable: false },
   /** The audit log cannot take a record (its key is unreadable, the disk is full): the side effect waits, retried. */
   AuditUnavailable: { type: 'AuditUnavailable', nonRetryable: false },
+  /** A keyed worker refused a payload: plaintext, or not decryptable with its keys (contract/refused-payload.ts). */
+  PayloadRefused: { type: 'PayloadRefused', nonRetryable: true },
   JobFailed: { type: 'JobFailed', nonRetryable: true },
   InfrastructureFailed: { type: 'InfrastructureFailed', nonRetryable: true },
   JobCancelled: { type: 'JobCancelled', nonRetryable: true },

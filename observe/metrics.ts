@@ -67,9 +67,47 @@ export const metrics = {
   slurmRequestDuration: histogram('tandem_slurm_request_duration_seconds', 'Latency of HTTP requests to FirecREST or slurmrestd.', ['api', 'method', 'route'], LATENCY_BUCKETS),
   slurmObservationFailures: counter('tandem_slurm_observation_failures_total', 'Requests that could not observe the cluster (401/408/424/429/5xx, timeouts, refused): never a job failure.', ['api', 'status']),
 
+  // ---- running now (observe/in-flight.ts)
+  trainingStep: gauge('tandem_training_step', 'The last step a running training job reported to its watch on this worker; the series goes when the job ends. Runs of one pipeline at one site at once share a series.', ['tenant', 'pipeline', 'stage', 'site']),
+  trainingSteps: gauge('tandem_training_steps', 'The step count a running training job trains to (its total), beside tandem_training_step.', ['tenant', 'pipeline', 'stage', 'site']),
+  trainingLoss: gauge('tandem_training_loss', 'The last training loss a running training job reported to its watch on this worker; the series goes when the job ends.', ['tenant', 'pipeline', 'stage', 'site']),
+
   // ---- activities (observe/interceptor.ts)
   activityDuration: histogram('tandem_activity_duration_seconds', 'Duration of activity executions on this worker, by activity type and outcome (completed, failed, cancelled).', ['activity', 'outcome'], DURATION_BUCKETS),
 };
+
+/** The visibility counts behind the two gauges below (observe/in-flight.ts sets it from the worker's connection). */
+type InFlightReader = () => Promise<{ byStatus: Map<string, number>; stages: Map<string, number> }> | undefined;
+let inFlight: InFlightReader | undefined;
+export function setInFlightReader(r: InFlightReader | undefined): void {
+  inFlight = r;
+}
+
+/** Pipelines of the worker's task queue by status, read from visibility at scrape time; a failed read leaves them out of that scrape. */
+export const pipelinesByStatus = new Gauge({
+  name: 'tandem_pipelines',
+  help: "Pipeline runs on this worker's task queue by status, from Temporal visibility (status Running: in flight). Every worker of the queue reports the same: use max().",
+  labelNames: ['status'],
+  registers: [registry],
+  async collect() {
+    this.reset();
+    const c = await inFlight?.()?.catch(() => undefined);
+    if (c) for (const [status, n] of c.byStatus) this.set({ status }, n);
+  },
+});
+
+/** Running pipelines of the worker's task queue by the stage they are in. */
+export const stagesRunning = new Gauge({
+  name: 'tandem_stages_running',
+  help: "Running pipeline runs of this worker's task queue by the stage they are in (the TandemStage search attribute), from Temporal visibility. Every worker of the queue reports the same: use max().",
+  labelNames: ['stage'],
+  registers: [registry],
+  async collect() {
+    this.reset();
+    const c = await inFlight?.()?.catch(() => undefined);
+    if (c) for (const [stage, n] of c.stages) this.set({ stage }, n);
+  },
+});
 
 /** Tandem's version: package.json is one folder up from observe/ in a checkout, two from dist/observe/. */
 function packageVersion(): string {

@@ -13,6 +13,7 @@ import { checkRunId } from '../contract/run-id.js';
 import type { HybridPipelineInput } from '../workflows/pipeline.js';
 import { describeExecution, listExecutions, listExecutionsPage, type ListedExecution } from './list.js';
 import { analyseHistory, decodeHistoryPayloads, type RunReport } from './history.js';
+import { codecProblem } from '../codec/problem.js';
 import type { PipelineHandle, TandemClient } from './client.js';
 
 export const RUN_STATUSES = { failed: 'Failed', running: 'Running', completed: 'Completed', cancelled: 'Canceled', terminated: 'Terminated', 'timed-out': 'TimedOut' } as const;
@@ -114,7 +115,19 @@ export class Runs {
     const history = await this.client.workflow.getHandle(id, desc.runId).fetchHistory();
     // Encrypted payloads (TANDEM_CODEC_*) are decoded with the client's codec before they are read.
     const { payloadConverter, payloadCodecs } = this.client.options.loadedDataConverter;
-    const report = analyseHistory(id, await decodeHistoryPayloads(history, payloadCodecs), payloadConverter);
+    const decoded = await decodeHistoryPayloads(history, payloadCodecs).catch((e: unknown) => {
+      throw new RunError(`${id}: ${codecProblem(e) ?? (e as Error).message}`);
+    });
+    // The report reads what it can; a run whose input this client cannot read at all (encrypted, no
+    // key) would come out as a skeleton of pending stages: said instead.
+    const input = decoded.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+    try {
+      if (input) payloadConverter.fromPayload(input as never);
+    } catch (e) {
+      const problem = codecProblem(e);
+      if (problem) throw new RunError(`${id}: ${problem}`);
+    }
+    const report = analyseHistory(id, decoded, payloadConverter);
     return { report, history, runId: desc.runId, status: desc.status };
   }
 
@@ -151,7 +164,8 @@ export class Runs {
 
   /** The history in the JSON form of `temporal workflow show --output json` and the Web UI's export. */
   async export(id: string): Promise<string> {
-    const { history } = await this.fetch(id);
+    // As stored: encrypted payloads stay encrypted (replaying the file needs the keys, exporting does not).
+    const { history } = await this.history(id);
     return JSON.stringify(JSON.parse(historyToJSON(history)), null, 1) + '\n';
   }
 

@@ -33,7 +33,7 @@ const countsIn = (text: string) =>
   );
 
 beforeAll(async () => {
-  await sh('npm', ['run', 'build'], ROOT);
+  await sh('npm', ['run', 'build'], ROOT, 540_000); // tsc: ~30 s quiet, minutes on a loaded machine
   const dir = tempDir('package');
   // The build just ran; --ignore-scripts skips prepack's second one.
   const { stdout } = await sh('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], ROOT);
@@ -226,6 +226,43 @@ test("the same scenario on the checkout's createTandemWorker gives the same prog
   }
 }, 240_000);
 
+const ARGO_HELLO = `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  generateName: consumer-hello-
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - name: say
+        template: say
+    - - name: echo
+        template: echo
+        arguments:
+          parameters:
+          - name: msg
+            value: "{{steps.say.outputs.parameters.msg}}"
+  - name: say
+    container:
+      image: alpine:3.20
+      command: [sh, -c]
+      args: ["printf hello > /tmp/msg"]
+    outputs:
+      parameters:
+      - name: msg
+        valueFrom:
+          path: /tmp/msg
+  - name: echo
+    inputs:
+      parameters:
+      - name: msg
+    container:
+      image: alpine:3.20
+      command: [sh, -c]
+      args: ["echo got {{inputs.parameters.msg}}"]
+`;
+
 /** The fenced block of `lang` in `file` (under the repository) that contains `marker`: the docs as written. */
 function snippet(file: string, lang: string, marker: string): string {
   const text = readFileSync(join(ROOT, file), 'utf8');
@@ -281,6 +318,15 @@ test("the docs' snippets, extracted from README.md, docs/temporal.md and docs/us
       const out = (await sh(process.execPath, ['out/sdk.js'], dir, 240_000)).stdout;
       expect(out).toMatch(/"type":"progress"|type: 'progress'/); // progress events printed as they came
       expect(out.trim().split('\n').at(-1)!.trim().length).toBeGreaterThan(0); // the model's completion
+      // An Argo workflow, unchanged YAML, from the installed bin on the same worker: an output parameter
+      // flows from one step to the next.
+      writeFileSync(join(dir, 'hello.yaml'), ARGO_HELLO);
+      const cli = ['tandem', '--address', address(), '--task-queue', queue, 'argo'];
+      const watched = await sh('npx', [...cli, 'submit', 'hello.yaml', '--name', 'consumer-hello', '--watch'], dir, 180_000);
+      expect(watched.stdout).toMatch(/Succeeded/);
+      const got = JSON.parse((await sh('npx', [...cli, 'get', 'consumer-hello', '-o', 'json'], dir)).stdout) as { status?: { phase?: string }; phase?: string };
+      expect(got.status?.phase ?? got.phase).toBe('Succeeded');
+      expect((await sh('npx', [...cli, 'logs', 'consumer-hello'], dir)).stdout).toContain('got hello');
     } finally {
       bin.kill('SIGTERM');
       await binExited;

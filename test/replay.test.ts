@@ -43,7 +43,7 @@ beforeAll(() => {
 describe('replay of recorded histories', () => {
   test('there is at least one history per workflow type', () => {
     const types = new Set(histories.map((h) => h.history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name));
-    expect([...types].sort()).toEqual(['argoLock', 'argoWorkflow', 'hybridPipeline', 'migrationPhase1', 'migrationPhase2', 'migrationPhase3', 'quotaLedger', 'stagedMigration']);
+    expect([...types].sort()).toEqual(['argoLock', 'argoSlice', 'argoWorkflow', 'hybridPipeline', 'migrationPhase1', 'migrationPhase2', 'migrationPhase3', 'quotaLedger', 'stagedMigration']);
     expect(histories.length).toBeGreaterThanOrEqual(3);
   });
 

@@ -11,8 +11,8 @@ import { InputError, type InputIssue } from '../contract/input-error.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { WORKFLOWS_PATH } from './worker.js';
 import { loadCodecConfig } from '../config/worker.js';
-import { codecDataConverter } from '../codec/index.js';
-import type { DataConverter } from '@temporalio/common';
+import { codecDataConverter, codecProblem } from '../codec/index.js';
+import { defaultPayloadConverter, type DataConverter, type Payload } from '@temporalio/common';
 import type { ReplayProbeSinks } from '../workflows/replay-probe.js';
 import { workerParts } from './assembly.js';
 import type { Tracing } from '../observe/tracing.js';
@@ -143,6 +143,20 @@ export function historyFromFile(json: unknown, source = 'history'): temporal.api
 
 class ReplayTimeout extends Error {}
 
+/** Why the start event's input and memo cannot be read with this data converter, if they cannot. */
+async function unreadableStart(h: temporal.api.history.v1.IHistory, dc: DataConverter | undefined): Promise<string | undefined> {
+  const start = h.events?.[0]?.workflowExecutionStartedEventAttributes;
+  const payloads = [...(start?.input?.payloads ?? []), ...Object.values(start?.memo?.fields ?? {})] as Payload[];
+  try {
+    let decoded = payloads;
+    for (const codec of [...(dc?.payloadCodecs ?? [])].reverse()) decoded = await codec.decode(decoded);
+    for (const p of decoded) defaultPayloadConverter.fromPayload(p);
+  } catch (e) {
+    return codecProblem(e); // anything else is the replayer's to report
+  }
+  return undefined;
+}
+
 /**
  * `workflowId` must be the run's own: child workflow ids and similar commands derive from it.
  * `timeoutMs` bounds the replay itself (not the bundling): a replay that has not finished by then has
@@ -157,11 +171,16 @@ export async function replayHistory(h: temporal.api.history.v1.IHistory, opts: {
     replayProbe: { threw: { fn: (_info, what, message) => void thrown.push(`${what} threw ${message}`), callDuringReplay: true } },
   };
   const timeoutMs = opts.timeoutMs ?? DEFAULTS.replayTimeoutMs;
+  // Encrypted histories decode with the codec's keys (TANDEM_CODEC_*), as the worker that wrote them did.
+  const dataConverter = opts.dataConverter ?? codecDataConverter(loadCodecConfig());
+  // Payloads this process cannot read fail the replayer's first workflow task deep inside the SDK
+  // (a stack trace in the log, then "ReplayError"): said first, and plainly (no key, or not the key).
+  const unreadable = await unreadableStart(h, dataConverter);
+  if (unreadable) return { deterministic: false, workflowType, events, failed: unreadable };
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     await Promise.race([
-      // Encrypted histories decode with the codec's keys (TANDEM_CODEC_*), as the worker that wrote them did.
-      Worker.runReplayHistory({ workflowBundle, replayName: 'tandem-replay', sinks: { ...replaySinks(), ...sinks }, dataConverter: opts.dataConverter ?? codecDataConverter(loadCodecConfig()) }, h, opts.workflowId),
+      Worker.runReplayHistory({ workflowBundle, replayName: 'tandem-replay', sinks: { ...replaySinks(), ...sinks }, dataConverter }, h, opts.workflowId),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new ReplayTimeout()), timeoutMs);
       }),

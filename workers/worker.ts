@@ -22,10 +22,11 @@ import { KubernetesResources } from '../backends/kubernetes/resources.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { loadClusterConfig, type ClusterConfig, type TemporalConnection, type WorkerSlots } from '../config/worker.js';
 import { loadAuditConfig, loadCodecConfig } from '../config/worker.js';
-import { codecDataConverter } from '../codec/index.js';
+import { workerDataConverter } from '../codec/index.js';
 import type { DataConverter } from '@temporalio/common';
 import { workerParts } from './assembly.js';
 import { OidcApiKey, type ClientCredentials } from '../sdk/oidc-token.js';
+import { setInFlightSource } from '../observe/in-flight.js';
 import { TRACING_WORKFLOW_MODULE, type Tracing } from '../observe/tracing.js';
 
 export const TASK_QUEUE = DEFAULTS.taskQueue;
@@ -90,7 +91,8 @@ export async function createTandemWorker(opts: TandemWorkerOptions): Promise<{ w
       await close();
     };
   }
-  const dataConverter = opts.dataConverter ?? codecDataConverter(loadCodecConfig());
+  // A keyed worker refuses plaintext and undecryptable input (codec/index.ts workerDataConverter).
+  const dataConverter = opts.dataConverter ?? workerDataConverter(loadCodecConfig());
   // The same parts a TandemPlugin puts on a team's Worker (workers/assembly.ts).
   const parts = workerParts({ dataConverter, heartbeatThrottleMs: opts.heartbeatThrottleMs, observe: opts.observe, tracing: opts.tracing });
   const worker = await Worker.create({
@@ -112,6 +114,9 @@ export async function createTandemWorker(opts: TandemWorkerOptions): Promise<{ w
     maxConcurrentWorkflowTaskExecutions: Math.min(opts.slots?.maxWorkflowTasks ?? DEFAULTS.workerMaxWorkflowTasks, opts.slots?.maxCachedWorkflows ?? DEFAULTS.workerMaxCachedWorkflows),
     maxConcurrentActivityTaskExecutions: opts.slots?.maxActivities ?? DEFAULTS.workerMaxActivities,
   });
+  // "Running now" gauges (tandem_pipelines, tandem_stages_running) read this queue's visibility through
+  // the worker's own connection at scrape time (the process's last worker's queue, when it runs several).
+  if (opts.observe !== false) setInFlightSource({ service: connection.workflowService, namespace: opts.namespace ?? DEFAULTS.namespace, taskQueue: opts.taskQueue ?? TASK_QUEUE });
   return { worker, connection };
 }
 

@@ -21,6 +21,7 @@ import {
 import type { MigrationActivities, Observation as PoolObservation } from '../activities/migration.js';
 import { durationMs } from '../contract/duration.js';
 import { failure } from '../contract/failures.js';
+import { refuseUnreadableInput } from '../contract/refused-payload.js';
 import { choosePilotNodes, evaluateGate, type GateResult, type MigrationLogEntry, type MigrationPhase, type MigrationPlan, type MigrationState, type MigrationStatus, type PartitionState, type UndoStep } from '../contract/migration.js';
 
 export const migrationStatusQuery = defineQuery<MigrationStatus>('migrationStatus');
@@ -196,7 +197,9 @@ export interface StagedMigrationInput {
   carried?: { next: number; undo: Partial<Record<MigrationPhase, UndoStep[]>>; status: MigrationStatus; approved: MigrationPhase[]; generation: number };
 }
 
-export async function stagedMigration({ plan, carried }: StagedMigrationInput): Promise<MigrationStatus> {
+export async function stagedMigration(input: StagedMigrationInput): Promise<MigrationStatus> {
+  refuseUnreadableInput(input, 'stagedMigration'); // contract/refused-payload.ts
+  const { plan, carried } = input;
   const { workflowId } = workflowInfo();
   const status: MigrationStatus = carried?.status ?? { site: plan.site, state: 'starting', paused: false, pools: { legacy: 0, tandem: 0 }, routingPercent: 0, policies: [], gates: [], completedPhases: [], log: [] };
   const undo: Partial<Record<MigrationPhase, UndoStep[]>> = carried?.undo ?? {};

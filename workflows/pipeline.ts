@@ -3,6 +3,7 @@
 // are in pipeline/; this is their order, the queries, and what a failure turns into.
 import { ApplicationFailure, defineQuery, isCancellation, setHandler, TemporalFailure } from '@temporalio/workflow';
 import { failure, wrapFailure } from '../contract/failures.js';
+import { refuseUnreadableInput } from '../contract/refused-payload.js';
 import { STAGES } from '../contract/pipeline.js';
 import type { PipelineResult, PipelineStatus, TimelineEntry } from '../contract/status.js';
 import { runCheckpointStage } from './pipeline/checkpoint.js';
@@ -19,6 +20,9 @@ export const statusQuery = defineQuery<PipelineStatus>('status');
 export const timelineQuery = defineQuery<TimelineEntry[]>('timeline');
 
 export async function hybridPipeline(input: HybridPipelineInput): Promise<PipelineResult> {
+  // A keyed worker's refusal of plaintext or undecryptable input (contract/refused-payload.ts): no
+  // commands for any valid input, so recorded histories replay unchanged.
+  refuseUnreadableInput(input, 'hybridPipeline');
   const run = new PipelineRun(input);
   const { spec, status, stages } = run;
   setHandler(statusQuery, () => status);

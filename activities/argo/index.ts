@@ -5,7 +5,8 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { LocalJobBackend } from '../../backends/local-jobs.js';
-import type { HttpInput, HttpResult, NodeOutputs, ResourceInput, ResourceResult, RunPodInput, RunPodResult } from '../../argo/lang/types.js';
+import { offloadedStatusFile } from '../../argo/slices.js';
+import type { ArgoStatus, HttpInput, HttpResult, NodeOutputs, ResourceInput, ResourceResult, RunPodInput, RunPodResult } from '../../argo/lang/types.js';
 import { conditionHolds, jqPath, kubectlJsonPath, type KObject } from './resource.js';
 import { failure } from '../../contract/failures.js';
 import { LocalTarget, unavailable } from './local.js';
@@ -42,6 +43,14 @@ export function createArgoActivities(config: ArgoActivityConfig) {
       const r = await target.run(input, { heartbeat: (d) => ctx.heartbeat(d), sleep: (ms) => ctx.sleep(ms) });
       await audit({ what: 'job.submitted', ...what, details: { ...what.details, podPhase: r.phase } });
       return note ? { ...r, message: r.message ? `${note}: ${r.message}` : note } : r;
+    },
+
+    /** A child workflow's node status, kept in the run store rather than in its parent's history (argo/slices.ts). */
+    async argoOffloadStatus(input: { workflowId: string; status: ArgoStatus }): Promise<void> {
+      const file = offloadedStatusFile(config.home, input.workflowId);
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(`${file}.tmp`, JSON.stringify(input.status));
+      renameSync(`${file}.tmp`, file);
     },
 
     /** memoize: the entry for `key` in `cache` when it is younger than maxAgeMs (Argo's ConfigMap cache, as files). */

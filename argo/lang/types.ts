@@ -43,6 +43,11 @@ export interface ArgoStatus {
   entrypoint: string;
   nodes: Record<string, ArgoNode>;
   outputs?: { parameters: Record<string, string> };
+  /**
+   * Child workflows that ran part of this run's nodes (large loops and DAGs; docs/argo-scale.md), by
+   * workflow id; their nodes are in their own status, which `ArgoClient.status`/`wait` merge in.
+   */
+  slices?: string[];
 }
 
 /** A node that succeeded in an earlier attempt of the same run: reused, not re-run (retry). */
@@ -61,7 +66,8 @@ export interface ArgoRunInput {
   annotations?: Record<string, string>;
   /** Where local artifacts live; the worker's home by default. */
   artifactRoot?: string;
-  tuning?: { heartbeatTimeoutMs?: number; pollMaxMs?: number };
+  /** maxActivitiesInFlight, sliceNodes: see ARGO_SCALE_DEFAULTS in contract/tuning.ts (docs/argo-scale.md). */
+  tuning?: { heartbeatTimeoutMs?: number; pollMaxMs?: number; maxActivitiesInFlight?: number; sliceNodes?: number };
   /** Retry: successful leaf nodes of the previous attempt, by node name. */
   reuse?: Record<string, ReusedNode>;
 }

@@ -238,6 +238,31 @@ spec:
     inputs: {parameters: [{name: n}]}
     script: {image: alpine, command: [sh], source: 'echo named'}
 `;
+// A loop and a DAG larger than their (tiny) budgets: child workflows, and activities queued at the bound.
+const ARGO_FAN_OUT = `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  name: recorded-argo-fan-out
+  annotations: {tandem.io/slice-nodes: "2", tandem.io/max-activities-in-flight: "1"}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    dag:
+      tasks:
+      - {name: loop, template: echo, withSequence: {count: "5"}, arguments: {parameters: [{name: msg, value: "n{{item}}"}]}}
+      - {name: pair, template: pair, depends: loop}
+      - {name: last, template: echo, depends: pair, arguments: {parameters: [{name: msg, value: "{{tasks.loop.outputs.result}}"}]}}
+  - name: pair
+    dag:
+      tasks:
+      - {name: a, template: echo, arguments: {parameters: [{name: msg, value: a}]}}
+      - {name: b, template: echo, arguments: {parameters: [{name: msg, value: b}]}}
+      - {name: c, template: echo, arguments: {parameters: [{name: msg, value: c}]}}
+  - name: echo
+    inputs: {parameters: [{name: msg}]}
+    script: {image: alpine, command: [sh], source: 'echo "{{inputs.parameters.msg}}"'}
+`;
 const dir = mkdtempSync(join(tmpdir(), 'tandem-record-'));
 const server = await startDevServer({ dbFile: join(dir, 'temporal.db') });
 try {
@@ -284,6 +309,11 @@ try {
       const displayRun = await argo.submit(prepare('recorded-argo-display-name.yaml', { text: ARGO_DISPLAY_NAME }));
       await argo.wait(displayRun.id);
       save('argoWorkflow-display-name', await argo.client.workflow.getHandle(`argo-${displayRun.id}`).fetchHistory(), `argo-${displayRun.id}`);
+      const fanOutRun = await argo.submit(prepare('recorded-argo-fan-out.yaml', { text: ARGO_FAN_OUT }));
+      await argo.wait(fanOutRun.id);
+      save('argoWorkflow-fan-out', await argo.client.workflow.getHandle(`argo-${fanOutRun.id}`).fetchHistory(), `argo-${fanOutRun.id}`);
+      // Its fourth child runs the three pods of `pair`, one at a time (max-activities-in-flight 1).
+      save('argoSlice-fan-out', await argo.client.workflow.getHandle(`argo-${fanOutRun.id}--f4`).fetchHistory(), `argo-${fanOutRun.id}--f4`);
       const controllerRun = await argo.submit(prepare('recorded-argo-controller.yaml', { text: ARGO_CONTROLLER }));
       await argo.wait(controllerRun.id);
       save('argoWorkflow-controller', await argo.client.workflow.getHandle(`argo-${controllerRun.id}`).fetchHistory(), `argo-${controllerRun.id}`);

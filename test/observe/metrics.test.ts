@@ -28,13 +28,30 @@ describe('metrics endpoint', () => {
       const before = await scrape(server.url);
       expect(total(before, 'tandem_pipelines_started_total', labels)).toBe(0);
       // Slow enough training that the run is seen running before it completes.
-      const h = await w.tandem.launch(spec({ name: pipeline, tenant, stages: { train: { steps: 60, checkpointEvery: 20, stepDelayMs: 50 } } }), { tuning: { pollMaxMs: 300 } });
+      const h = await w.tandem.launch(spec({ name: pipeline, tenant, stages: { train: { steps: 80, checkpointEvery: 20, stepDelayMs: 150 } } }), { tuning: { pollMaxMs: 300 } });
+      // Running now: the run in flight, in its train stage, its training step and loss as gauges labelled
+      // by tenant, pipeline, stage and site — never the run's id.
+      const training = await waitFor('the training gauges of the running job', async () => {
+        const s = await scrape(server.url);
+        return total(s, 'tandem_training_step', { ...labels, stage: 'train' }) > 0 ? s : undefined;
+      });
+      await waitFor('visibility to count the run in flight in its train stage', async () => {
+        const s = await scrape(server.url);
+        return total(s, 'tandem_stages_running', { stage: 'train' }) === 1 && total(s, 'tandem_pipelines', { status: 'Running' }) === 1 ? s : undefined;
+      });
+      expect(total(training, 'tandem_training_steps', { ...labels, stage: 'train', site: 'local' })).toBe(80);
+      expect(total(training, 'tandem_training_loss', { ...labels, stage: 'train' })).toBeGreaterThan(0);
+      expect(total(training, 'tandem_stages_running', { stage: 'preprocess' })).toBe(0);
       const running = await waitFor('pipelines_started to count the run', async () => {
         const s = await scrape(server.url);
         return total(s, 'tandem_pipelines_started_total', labels) === 1 ? s : undefined;
       });
       expect(total(running, 'tandem_pipelines_completed_total', labels)).toBe(0);
       await h.result();
+      // Training was watched to its end: its step and loss series went with it.
+      const ended = await scrape(server.url);
+      expect(total(ended, 'tandem_training_step', labels)).toBe(0);
+      expect([...ended.keys()].some((k) => k.startsWith('tandem_training_') && k.includes(`pipeline="${pipeline}"`))).toBe(false);
       const after = await waitFor('pipelines_completed to count the run', async () => {
         const s = await scrape(server.url);
         return total(s, 'tandem_pipelines_completed_total', labels) === 1 ? s : undefined;
@@ -42,7 +59,12 @@ describe('metrics endpoint', () => {
       const moved = (name: string, match: Record<string, string> = {}) => total(after, name, match) - total(before, name, match);
       expect(total(after, 'tandem_pipelines_started_total', labels)).toBe(1);
       expect(total(after, 'tandem_pipelines_failed_total', labels)).toBe(0);
-      // One stage duration per stage, each completed; the train stage took at least its 60 × 50 ms.
+      // Visibility catches up with the close: none in flight on this queue, one completed.
+      await waitFor('the run counted completed by visibility', async () => {
+        const s = await scrape(server.url);
+        return total(s, 'tandem_pipelines', { status: 'Completed' }) === 1 && total(s, 'tandem_pipelines', { status: 'Running' }) === 0 ? s : undefined;
+      });
+      // One stage duration per stage, each completed; the train stage took at least its 80 × 150 ms.
       for (const stage of ['preprocess', 'train', 'checkpoint', 'deploy']) expect(moved('tandem_stage_duration_seconds_count', { stage, outcome: 'completed' })).toBe(1);
       expect(moved('tandem_stage_duration_seconds_sum', { stage: 'train' })).toBeGreaterThanOrEqual(3);
       expect(moved('tandem_stage_duration_seconds_bucket', { stage: 'train', le: '1' })).toBe(0);
@@ -67,5 +89,5 @@ describe('metrics endpoint', () => {
     } finally {
       await w.stop();
     }
-  }, 120_000);
+  }, 240_000);
 });

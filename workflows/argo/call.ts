@@ -38,11 +38,49 @@ export interface Enclosing {
  * when failFast kept it (every item of it) from starting.
  */
 export async function runCall(ctx: RunContext, step: Json, scope: Scope, parentId: string, parentName: string, parallel?: Semaphore, enclosing: Enclosing = {}): Promise<NodeResult | undefined> {
-  const { gate } = enclosing;
   const stepName = String(step.name);
   const items = expandItems(step, scope);
   const callee = resolveCallee(step, ctx.templates);
-  const one = async (s: Scope, display: string, parent: string): Promise<NodeResult | undefined> => {
+  const one = callRunner(ctx, step, callee, parentName, parallel, enclosing);
+  if (items === undefined) return one(scope, stepName, parentId);
+  const argoAggregate = ctx.patched('loopAggregate');
+  if (items.length === 0 && ctx.patched('loopNodes')) {
+    // Argo: an empty withItems/withParam/withSequence is one Skipped node, not an empty group.
+    const n = ctx.nodes.add({ name: `${parentName}.${stepName}`, displayName: stepName, type: 'Skipped', parentId, templateName: String(callee.name) });
+    const r: LoopResult = finish(n, 'Skipped', 'Skipped, empty params');
+    r.children = [];
+    r.itemParameters = [];
+    return r;
+  }
+  // A loop: its items run in parallel (bounded by parallelism), under a TaskGroup node (a DAG task),
+  // or directly in the step group (a step, flatLoop).
+  const group = enclosing.flatLoop ? undefined : ctx.nodes.add({ name: `${parentName}.${stepName}`, displayName: stepName, type: 'TaskGroup', parentId, templateName: String(callee.name) });
+  const groupId = group ? group.id : parentId;
+  const inline = () => Promise.all(items.map((item, i) => one(itemScope(scope, item), `${stepName}(${i}:${itemLabel(item)})`, groupId)));
+  // A large loop may run in child workflows instead (workflows/argo/fanout.ts); inline it is this same promise.
+  const all = await (ctx.fanOut ? ctx.fanOut.loop({ step, callee, scope, items, parentName, groupId, parallel, enclosing }, inline) : inline());
+  const results = all.filter((r): r is NodeResult => r !== undefined);
+  const outcome = loopOutcome(results, argoAggregate);
+  let res: LoopResult;
+  if (group) res = finish(group, outcome.phase, outcome.message, outcome.outputs);
+  else {
+    // No node of its own: its step group names the first failed item (`child '<id>' failed`).
+    const first = results.find((r) => failed(r.phase)) ?? results[0];
+    if (!first) return undefined;
+    res = { id: first.id, phase: outcome.phase, message: outcome.message, outputs: outcome.outputs };
+  }
+  res.children = results.map((r): Phase => r.phase);
+  if (ctx.patched('loopOutputs')) res.itemParameters = outcome.itemParameters;
+  return res;
+}
+
+/** One call of a step or task (a loop runs it once per item): `when`, arguments, parallelism, its exit hook. */
+export type ItemRunner = (s: Scope, display: string, parent: string) => Promise<NodeResult | undefined>;
+
+export function callRunner(ctx: RunContext, step: Json, callee: Json, parentName: string, parallel?: Semaphore, enclosing: Enclosing = {}): ItemRunner {
+  const { gate } = enclosing;
+  const stepName = String(step.name);
+  return async (s: Scope, display: string, parent: string): Promise<NodeResult | undefined> => {
     if (step.when !== undefined) {
       const when = substitute(String(step.when), s);
       let ok: boolean;
@@ -61,7 +99,7 @@ export async function runCall(ctx: RunContext, step: Json, scope: Scope, parentI
     const call: Call = { template: callee, args, name: `${parentName}.${display}`, displayName: display, parentId: parent, ...(enclosing.daemons ? { daemons: enclosing.daemons } : {}) };
     // failFast is checked once the call holds its parallelism slot: that is when Argo would start it.
     // Not async: an extra tick here would reorder the commands of parallel branches.
-    const run = (): Promise<NodeResult | undefined> => (gate?.tripped ? Promise.resolve(undefined) : ctx.runTemplate(call));
+    const run = (): Promise<NodeResult | undefined> => (gate?.tripped ? Promise.resolve(undefined) : ctx.fanOut ? ctx.fanOut.call(call, parentName, enclosing) : ctx.runTemplate(call));
     const hooks = lifecycleHooks(step);
     const lifecycle = hooks.length > 0 && ctx.patched('lifecycleHooks') ? new Hooks(ctx, hooks, stepName, display) : undefined;
     const started = parallel ? parallel.run(run) : run();
@@ -84,33 +122,27 @@ export async function runCall(ctx: RunContext, step: Json, scope: Scope, parentI
     await lifecycle?.done();
     return r;
   };
-  if (items === undefined) return one(scope, stepName, parentId);
-  const argoAggregate = ctx.patched('loopAggregate');
-  if (items.length === 0 && ctx.patched('loopNodes')) {
-    // Argo: an empty withItems/withParam/withSequence is one Skipped node, not an empty group.
-    const n = ctx.nodes.add({ name: `${parentName}.${stepName}`, displayName: stepName, type: 'Skipped', parentId, templateName: String(callee.name) });
-    const r: LoopResult = finish(n, 'Skipped', 'Skipped, empty params');
-    r.children = [];
-    r.itemParameters = [];
-    return r;
-  }
-  // A loop: its items run in parallel (bounded by parallelism), under a TaskGroup node (a DAG task),
-  // or directly in the step group (a step, flatLoop).
-  const group = enclosing.flatLoop ? undefined : ctx.nodes.add({ name: `${parentName}.${stepName}`, displayName: stepName, type: 'TaskGroup', parentId, templateName: String(callee.name) });
-  const all = await Promise.all(items.map((item, i) => one(itemScope(scope, item), `${stepName}(${i}:${itemLabel(item)})`, group ? group.id : parentId)));
-  const results = all.filter((r): r is NodeResult => r !== undefined);
-  const outcome = loopOutcome(results, argoAggregate);
-  let res: LoopResult;
-  if (group) res = finish(group, outcome.phase, outcome.message, outcome.outputs);
-  else {
-    // No node of its own: its step group names the first failed item (`child '<id>' failed`).
-    const first = results.find((r) => failed(r.phase)) ?? results[0];
-    if (!first) return undefined;
-    res = { id: first.id, phase: outcome.phase, message: outcome.message, outputs: outcome.outputs };
-  }
-  res.children = results.map((r): Phase => r.phase);
-  if (ctx.patched('loopOutputs')) res.itemParameters = outcome.itemParameters;
-  return res;
+}
+
+/**
+ * A slice of a loop's items, `offset` the first one's index, as a child workflow runs it (fanout.ts):
+ * at most `window` items started at once, the next as one ends, so that no workflow task does more than
+ * a window's worth of work however long the slice (a workflow task is cut off after 5 s of wall time,
+ * which a loaded worker reaches with a few hundred items at once).
+ */
+export async function runItems(ctx: RunContext, step: Json, scope: Scope, items: unknown[], offset: number, parentName: string, groupId: string, parallel?: Semaphore, window = 50): Promise<(NodeResult | undefined)[]> {
+  const one = callRunner(ctx, step, resolveCallee(step, ctx.templates), parentName, parallel);
+  const stepName = String(step.name);
+  const out: (NodeResult | undefined)[] = new Array(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const j = next++;
+      out[j] = await one(itemScope(scope, items[j]), `${stepName}(${offset + j}:${itemLabel(items[j])})`, groupId);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(Math.max(1, window), items.length) }, lane));
+  return out;
 }
 
 /**

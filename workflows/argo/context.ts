@@ -8,7 +8,9 @@ import { TUNING_DEFAULTS } from '../../contract/tuning.js';
 import type { Scope } from '../../argo/lang/tags.js';
 import type { ArgoRunInput, ArgoStatus, Json } from '../../argo/lang/types.js';
 import { ARGO_PATCHES, argoResumeSignal, argoStatusQuery, type ResumeRequest } from './api.js';
+import { boundActivities, maxInFlight } from './in-flight.js';
 import { lockGrantedSignal } from './lock.js';
+import type { FanOut } from './fanout-plan.js';
 import { arr, type Call, type NodeResult } from './model.js';
 import { NodeTree, now } from './nodes.js';
 import { globalScope, workflowArtifacts } from './scope.js';
@@ -36,6 +38,10 @@ export class Semaphore {
   ) {}
   get limited(): boolean {
     return this.limit > 0;
+  }
+  /** The limit (0: none). */
+  get size(): number {
+    return this.limit;
   }
   async run<T>(fn: () => Promise<T>): Promise<T> {
     const queued = this.limit > 0 && this.queued();
@@ -94,25 +100,28 @@ export interface RunContext {
   /** Runs one template call; a slot so that steps and DAGs, which it runs in turn, need not import it. */
   runTemplate(call: Call): Promise<NodeResult>;
   semaphore(limit: number): Semaphore;
+  /** Where large loops and composite calls go to child workflows (fanout.ts); absent: all run here. */
+  fanOut?: FanOut;
   /** patched(ARGO_PATCHES[fix]) for the pure modules (steps, call, io…), which may not import @temporalio/workflow. */
   patched(fix: keyof typeof ARGO_PATCHES): boolean;
 }
 
-export function createContext(input: ArgoRunInput, runTemplate: (ctx: RunContext, call: Call) => Promise<NodeResult>): RunContext {
+export function createContext(input: ArgoRunInput, runTemplate: (ctx: RunContext, call: Call) => Promise<NodeResult>, opts: { nodeIdPrefix?: string } = {}): RunContext {
   const { spec } = input;
   const info = workflowInfo();
   const templates = new Map(arr(spec.templates).map((t) => [String(t.name), t]));
   const status: ArgoStatus = { name: input.name, phase: 'Running', startedAt: now(), entrypoint: String(spec.entrypoint), nodes: {} };
-  const nodes = new NodeTree(input.name, status);
+  const nodes = new NodeTree(input.name, status, opts.nodeIdPrefix);
   const resumes: ResumeRequest[] = [];
   setHandler(argoStatusQuery, () => status);
   setHandler(argoResumeSignal, (r) => void resumes.push(r ?? {}));
 
-  const acts = proxyActivities<Activities>({
+  const proxied = proxyActivities<Activities>({
     startToCloseTimeout: '30 days',
     heartbeatTimeout: input.tuning?.heartbeatTimeoutMs ?? TUNING_DEFAULTS.heartbeatTimeoutMs,
     retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10, nonRetryableErrorTypes: NON_RETRYABLE },
   });
+  const acts = boundActivities(proxied, maxInFlight(input));
 
   // A run started by a Schedule (CronWorkflow) carries the time it was scheduled for.
   const scheduledStartTime = (info.searchAttributes?.TemporalScheduledStartTime as unknown[] | undefined)?.[0];

@@ -9,10 +9,12 @@
 // This file is the run itself: workflow-level locks, the entrypoint, the deadline, the exit handler.
 import { CancellationScope, isCancellation, patched, setHandler, sleep } from '@temporalio/workflow';
 import { failure } from '../../contract/failures.js';
+import { refuseUnreadableInput } from '../../contract/refused-payload.js';
 import { substituteDeep } from '../../argo/lang/tags.js';
 import type { ArgoRunInput, ArgoStatus, Json } from '../../argo/lang/types.js';
 import { ARGO_PATCHES, argoStopSignal } from './api.js';
 import { createContext } from './context.js';
+import { attachFanOut } from './fanout.js';
 import { acquireLocks, releaseLocks } from './lock-client.js';
 import { activityMessage, exitTemplateName, failed, lifecycleHooks, UserError, type NodeResult } from './model.js';
 import { now } from './nodes.js';
@@ -22,8 +24,10 @@ import { runTemplate } from './template.js';
 import { Hooks } from './call.js';
 
 export async function argoWorkflow(input: ArgoRunInput): Promise<ArgoStatus> {
+  refuseUnreadableInput(input, 'argoWorkflow'); // contract/refused-payload.ts
   const { spec } = input;
   const ctx = createContext(input, runTemplate);
+  attachFanOut(ctx, [input.name, `${input.name}.onExit`]);
   const { status, global } = ctx;
 
   const entry = ctx.templates.get(String(spec.entrypoint));

@@ -13,10 +13,12 @@ export class NodeTree {
   constructor(
     private readonly runName: string,
     private readonly status: ArgoStatus,
+    /** A child workflow's nodes (workflows/argo/fanout.ts): `<prefix>-<n>` from 1, so they never meet the parent's ids. */
+    private readonly idPrefix?: string,
   ) {}
 
   add(n: NewNode): ArgoNode {
-    const id = this.count === 0 ? this.runName : `${this.runName}-${this.count}`;
+    const id = this.idPrefix !== undefined ? `${this.idPrefix}-${this.count + 1}` : this.count === 0 ? this.runName : `${this.runName}-${this.count}`;
     this.count++;
     const node: ArgoNode = { id, children: [], phase: 'Running', startedAt: now(), ...n } as ArgoNode;
     this.status.nodes[id] = node;

@@ -53,8 +53,20 @@ export async function runDeployStage(run: PipelineRun, checkpoint: { path: strin
       throw err;
     }
   }
-  const deployment = await deployActs.deployModel({ runKey, name, runtime: dep.runtime, model, checkpoint: checkpoint.path, command: dep.command, env: dep.env });
-  saga.push({ id: `undeploy-${deployment.name}`, description: `tear down deployment ${deployment.name}`, done: `tore down deployment ${deployment.name}`, run: () => short.undeployModel({ runtime: deployment.runtime, name: deployment.name }) });
+  const input = { runKey, name, runtime: dep.runtime, model, checkpoint: checkpoint.path, command: dep.command, env: dep.env };
+  let deployment: Deployment;
+  if (run.has(PATCHES.deploySaga)) {
+    // The undo is on the stack before the model server may exist: a deployModel that fails or times out
+    // after starting it is torn down too (undeploying a name never served is a no-op). The call itself
+    // is not cancellable: a cancel while the server starts waits for it, then the saga stops it, where
+    // before the run moved on and the server it was starting outlived it.
+    saga.push({ id: `undeploy-${name}`, description: `tear down deployment ${name}`, done: `tore down deployment ${name}`, run: () => short.undeployModel({ runtime: 'local', name }) });
+    deployment = await CancellationScope.nonCancellable(() => deployActs.deployModel(input));
+  } else {
+    deployment = await deployActs.deployModel(input);
+    const served = deployment;
+    saga.push({ id: `undeploy-${served.name}`, description: `tear down deployment ${served.name}`, done: `tore down deployment ${served.name}`, run: () => short.undeployModel({ runtime: served.runtime, name: served.name }) });
+  }
   announce(deployment);
   const ready = await gate.awaitReadiness({ deployment, prompt: dep.smokePrompt, timeoutMs: readinessTimeout });
   return { model, deployment, ready };

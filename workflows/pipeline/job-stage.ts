@@ -61,7 +61,7 @@ export async function runJobStage(run: PipelineRun, stage: JobStage): Promise<Jo
       const at = onQueue(run, queue);
       return { id: `cancel-${ref.jobId}`, description: `cancel ${stage} job ${ref.jobId}`, done: `cancelled ${stage} job ${ref.jobId}`, run: () => at.cancelJob(ref) };
     },
-    watch: async (ref) => ({ kind: 'ended', status: await (queue === undefined ? watch : onQueue(run, queue, watchOptions)).awaitJob.executeWithOptions({ summary: `${stage}: watch job ${ref.jobId}` }, [{ ref, pollMaxMs: run.tuning.pollMaxMs }]) }),
+    watch: async (ref) => ({ kind: 'ended', status: await (queue === undefined ? watch : onQueue(run, queue, watchOptions)).awaitJob.executeWithOptions({ summary: `${stage}: watch job ${ref.jobId}` }, [{ ref, pollMaxMs: run.tuning.pollMaxMs, run: { tenant: run.spec.tenant, pipeline: run.spec.name, stage } }]) }),
     retryNote: (outcome, failures, delayMs) => ({
       message: `${outcome === 'infrastructure' ? 'infrastructure failure' : 'job failure'}; attempt ${failures + 1}/${retry.maxAttempts} in ${Math.round(delayMs / 1000)}s`,
     }),

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const DIR = fileURLToPath(new URL('../../../workflows/argo/', import.meta.url));
-const PURE = ['model', 'nodes', 'scope', 'io', 'loops', 'pods', 'retry', 'memoize', 'sync', 'call', 'steps', 'dag'];
+const PURE = ['model', 'nodes', 'scope', 'io', 'loops', 'pods', 'retry', 'memoize', 'sync', 'call', 'steps', 'dag', 'fanout-plan'];
 
 /** Value imports of a module (`import type` and type-only specifier lists are erased). */
 function valueImports(mod: string): string[] {

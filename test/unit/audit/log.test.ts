@@ -134,3 +134,19 @@ test('a forged MAC of 64 characters that are not hex is a mismatch named as such
   expect(v.ok).toBe(false);
   expect(v.problems.map((p) => `${p.seq ?? '-'}: ${p.message}`)).toEqual(expect.arrayContaining(['2: record seq 2 was forged or modified: its MAC does not match (written without the key)', expect.stringMatching(/head file .* was forged/)]));
 });
+
+test('the first keyed append to a log written without a key sets it aside and names it; the keyed log then verifies', async () => {
+  const file = await logOf(3); // unkeyed, as before workers had a key
+  const key = loadAuditKey(join(dir, `keys-up-${n}`, 'audit.key'), file, true);
+  const log = new AuditLog(file, 'op@test', key);
+  await log.append({ who: { tenant: 'acme' }, what: 'job.submitted', where: { site: 'local' } });
+  const records = readAudit(file).records.map((r) => r.record);
+  expect(records.map((r) => r.what)).toEqual(['audit.keyed', 'job.submitted']);
+  const previous = records[0]!.details!.previous as string;
+  expect(records[0]!.details).toMatchObject({ previousRecords: 3, previousHash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+  expect(verifyAudit(file, key)).toMatchObject({ ok: true, records: 2 });
+  expect(verifyAudit(previous)).toMatchObject({ ok: true, records: 3 }); // the old chain, intact where it went
+  // Once keyed, never again: a later append does not set the keyed log aside.
+  await log.append({ who: {}, what: 'job.cancelled', where: {} });
+  expect(readAudit(file).records.map((r) => r.record.what)).toEqual(['audit.keyed', 'job.submitted', 'job.cancelled']);
+});

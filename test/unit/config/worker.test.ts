@@ -59,6 +59,7 @@ describe('defaults', () => {
       audit: { file: '/srv/.tandem/audit.jsonl', operator: undefined, keyFile: '/srv/.tandem/keys/audit.key' },
       observe: { metrics: undefined, metricsHost: '127.0.0.1', logFormat: 'text', logLevel: undefined },
       slots: { maxActivities: DEFAULTS.workerMaxActivities, maxWorkflowTasks: DEFAULTS.workerMaxWorkflowTasks, maxCachedWorkflows: DEFAULTS.workerMaxCachedWorkflows },
+      localIsolation: 'auto',
     });
     expect(loadClientConfig({})).toEqual({ address: DEFAULTS.temporalAddress, namespace: DEFAULTS.namespace, taskQueue: DEFAULTS.taskQueue, connection: { address: DEFAULTS.temporalAddress } });
     expect(loadToolConfig({})).toEqual({ temporalCli: undefined, cacheDir: join(homedir(), '.cache', 'tandem') });
@@ -160,7 +161,7 @@ describe('one message listing every problem', () => {
       '  TANDEM_TASK_QUEUE=two words: must not contain whitespace',
       '  TANDEM_K8S_SERVICE_TYPE=NodePort: must be ClusterIP or LoadBalancer',
       '  TANDEM_SLURM_STATUS_INTERVAL_MS=soon: must be a whole number of milliseconds',
-      '  TANDEM_FIRECREST_URL=ftp://fc: must be an http(s) URL',
+      '  TANDEM_FIRECREST_URL=ftp://fc: must be an http or https URL, not ftp:',
       '  TANDEM_SITES_FILE=/nonexistent/sites.yaml: no such file',
       '  TANDEM_SLURM_SITES=zurich: entry "zurich" must look like site=/path/to/slurm.conf',
       '  TANDEM_SLURM_WORKDIR: must be set when TANDEM_SLURM_API=firecrest',

@@ -17,6 +17,7 @@ const EXPECTED: Record<FailureType, 'retryable' | 'non-retryable'> = {
   JobNotFound: 'retryable',
   PartitionInUse: 'retryable',
   AuditUnavailable: 'retryable',
+  PayloadRefused: 'non-retryable',
   JobFailed: 'non-retryable',
   InfrastructureFailed: 'non-retryable',
   JobCancelled: 'non-retryable',
