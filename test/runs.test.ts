@@ -142,7 +142,7 @@ describe('tandem runs', () => {
       expect(await replayHistory(history, { workflowBundle: await workflowBundle() })).toEqual({ deterministic: true, workflowType: 'hybridPipeline', events: history.events!.length });
       const changed = await bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL('./fixtures/changed-pipeline.ts', import.meta.url)), logger: new DefaultLogger('ERROR') });
       const verdict = await replayHistory(history, { workflowBundle: changed });
-      expect(verdict).toMatchObject({ deterministic: false, explanation: 'the recorded run took the patched("tandem-search-attributes") path here, but the current code does not call patched("tandem-search-attributes") at this point' });
+      expect(verdict).toMatchObject({ deterministic: false, explanation: 'the recorded run took the patched("tandem-lean-history") path here, but the current code does not call patched("tandem-lean-history") at this point' });
     }
   });
 
