@@ -25,6 +25,20 @@ import { address, spec, stopLocalDeployments, tempDir, uniqueQueue, workflowBund
 import { startCollector, type CollectedSpan, type Collector } from './observe/collector.js';
 import { startWorkerProcess, type WorkerProcess } from './observe/worker-process.js';
 
+/**
+ * A run's trace shape: the distinct parent → child span-name edges under its StartWorkflow span, sorted
+ * (attempt counts left out; other client calls the test made, such as a describe, are their own roots).
+ */
+function traceShape(spans: CollectedSpan[]): string[] {
+  const byId = new Map(spans.map((s) => [s.spanId, s] as const));
+  const root = (s: CollectedSpan): CollectedSpan => (s.parentSpanId && byId.has(s.parentSpanId) ? root(byId.get(s.parentSpanId)!) : s);
+  const inRun = spans.filter((s) => root(s).name === 'StartWorkflow:hybridPipeline');
+  return [...new Set(inRun.map((s) => `${(s.parentSpanId && byId.get(s.parentSpanId)?.name) || '(root)'} → ${s.name}`))].sort();
+}
+
+/** What Tandem's own worker gave (the first test), for the plugin's to match. */
+let ownShape: string[] | undefined;
+
 describe('OpenTelemetry tracing', () => {
   const canary = `otlp-canary-${randomBytes(6).toString('hex')}`;
   let collector: Collector;
@@ -84,6 +98,7 @@ describe('OpenTelemetry tracing', () => {
     // Nothing but scalars from the WorkflowInfo: the memo (encrypted at rest with the codec) stays out.
     for (const k of ['memo', 'searchAttributes', 'typedSearchAttributes']) expect(run.attributes).not.toHaveProperty(k);
 
+    ownShape = traceShape(spans);
     const byId = new Map(spans.map((s) => [s.spanId, s] as const));
     const ancestors = (s: CollectedSpan): string[] => (s.parentSpanId && byId.has(s.parentSpanId) ? [byId.get(s.parentSpanId)!.name, ...ancestors(byId.get(s.parentSpanId)!)] : []);
     const activities = spans.filter((s) => s.name.startsWith('RunActivity:'));
@@ -170,6 +185,11 @@ describe('OpenTelemetry tracing', () => {
     expect(submits.map((s) => s.attributes['tandem.stage']).sort()).toEqual(['preprocess', 'train']);
     const byId = new Map(spans.map((s) => [s.spanId, s] as const));
     for (const s of submits) expect(byId.get(byId.get(s.parentSpanId!)!.parentSpanId!)).toBe(run);
+    // The same trace shape as Tandem's own worker gave the same pipeline in the first test: every
+    // parent → child span edge of one, and no other (services differ by name only).
+    expect(ownShape).toBeDefined();
+    const trace = spans.filter((s) => s.traceId === run!.traceId);
+    expect(traceShape(trace)).toEqual(ownShape);
   }, 180_000);
 
   test('`tandem run` traces from the CLI process: its StartWorkflow span parents the run on the worker', async () => {
