@@ -24,15 +24,20 @@ const CACHE_MS = 2_000;
 const STATUSES = ['Running', 'Completed', 'Failed', 'Canceled', 'Terminated', 'TimedOut', 'ContinuedAsNew'];
 const STAGES = ['preprocess', 'train', 'checkpoint', 'deploy'];
 
-let source: InFlightSource | undefined;
+/** Every worker of this process that counts, by namespace and task queue (a newer worker of one queue replaces the older). */
+const sources = new Map<string, InFlightSource>();
 let cached: { at: number; value: Promise<Counts> } | undefined;
 type Counts = { byStatus: Map<string, number>; stages: Map<string, number> };
 
-/** The worker's visibility, for the gauges below; unset, they report nothing. */
-export function setInFlightSource(s: InFlightSource | undefined): void {
-  source = s;
+/**
+ * A worker's visibility, for the gauges below: each worker of the process (Tandem's own, a
+ * TandemPlugin's) adds its namespace and task queue, and the gauges count them all. Without any, they
+ * report nothing.
+ */
+export function addInFlightSource(s: InFlightSource): void {
+  sources.set(`${s.namespace}\u0000${s.taskQueue}`, s);
   cached = undefined;
-  setInFlightReader(s ? () => counts() : undefined);
+  setInFlightReader(() => counts());
 }
 
 const quote = (v: string) => `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
@@ -64,11 +69,20 @@ async function count(s: InFlightSource): Promise<Counts> {
   return { byStatus, stages };
 }
 
+/** The sum over every source; a source whose read fails (its worker's connection closed) is left out. */
+async function countAll(): Promise<Counts> {
+  const read = await Promise.allSettled([...sources.values()].map(count));
+  const ok = read.filter((r): r is PromiseFulfilledResult<Counts> => r.status === 'fulfilled').map((r) => r.value);
+  if (!ok.length) throw new Error('no source of in-flight counts answered');
+  const sum = (maps: Map<string, number>[]) => maps.reduce((acc, m) => (m.forEach((n, k) => acc.set(k, (acc.get(k) ?? 0) + n)), acc), new Map<string, number>());
+  return { byStatus: sum(ok.map((c) => c.byStatus)), stages: sum(ok.map((c) => c.stages)) };
+}
+
 function counts(): Promise<Counts> | undefined {
-  if (!source) return undefined;
+  if (!sources.size) return undefined;
   const now = Date.now();
   if (!cached || now - cached.at > CACHE_MS) {
-    const value = count(source);
+    const value = countAll();
     cached = { at: now, value };
     value.catch(() => (cached = undefined)); // a failed read is tried again at the next scrape
   }

@@ -105,6 +105,8 @@ describe('TandemPlugin in a plain Temporal worker', () => {
     const scraped = await (await fetch(plugin.metricsUrl!)).text();
     expect(scraped).toMatch(/^tandem_pipelines_completed_total\{tenant="[^"]*",pipeline="test"\} [1-9]/m);
     expect(scraped).toMatch(/^tandem_activity_duration_seconds_count\{activity="awaitJob",outcome="completed"\} [1-9]/m);
+    // ...and the "running now" gauges from its connection's visibility, as Tandem's own worker has them.
+    await waitFor('the plugin worker counting pipelines by status', async () => (/^tandem_pipelines\{status="Completed"\} [1-9]/m.test(await (await fetch(plugin.metricsUrl!)).text()) ? true : undefined), 30_000);
     // What the server stores: the workflow's input is AES-GCM ciphertext with the key id beside it.
     const history = await h.workflow.fetchHistory();
     const input = history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;

@@ -15,6 +15,8 @@ import { codecDataConverter } from '../codec/index.js';
 import { loadWorkerConfig, type WorkerConfig } from '../config/worker.js';
 import { tandemActivities, WORKFLOWS_PATH, type TandemActivityOptions } from './worker.js';
 import { activityOptionsFromConfig, withWorkerParts, workerParts, type TandemWorkerParts } from './assembly.js';
+import { addInFlightSource } from '../observe/in-flight.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 export interface TandemPluginOptions extends Omit<TandemActivityOptions, 'home' | 'cluster'> {
   /**
@@ -139,7 +141,11 @@ export class TandemPlugin extends SimplePlugin {
 
   /** The worker parts of Tandem's own worker (workers/assembly.ts) on top of what SimplePlugin sets. */
   override configureWorker(options: WorkerOptions): WorkerOptions {
-    return withWorkerParts(super.configureWorker(options), this.parts);
+    const o = withWorkerParts(super.configureWorker(options), this.parts);
+    // The "running now" gauges (tandem_pipelines, tandem_stages_running) from this worker's connection,
+    // as createTandemWorker sets them: counted from visibility for its namespace and task queue.
+    if (this.tandemOptions.metrics !== false && o.connection) addInFlightSource({ service: o.connection.workflowService, namespace: o.namespace ?? DEFAULTS.namespace, taskQueue: o.taskQueue });
+    return o;
   }
 
   /** Tandem's activities for this configuration (built once per worker run). */

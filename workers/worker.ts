@@ -26,7 +26,7 @@ import { workerDataConverter } from '../codec/index.js';
 import type { DataConverter } from '@temporalio/common';
 import { workerParts } from './assembly.js';
 import { OidcApiKey, type ClientCredentials } from '../sdk/oidc-token.js';
-import { setInFlightSource } from '../observe/in-flight.js';
+import { addInFlightSource } from '../observe/in-flight.js';
 import { TRACING_WORKFLOW_MODULE, type Tracing } from '../observe/tracing.js';
 
 export const TASK_QUEUE = DEFAULTS.taskQueue;
@@ -116,7 +116,7 @@ export async function createTandemWorker(opts: TandemWorkerOptions): Promise<{ w
   });
   // "Running now" gauges (tandem_pipelines, tandem_stages_running) read this queue's visibility through
   // the worker's own connection at scrape time (the process's last worker's queue, when it runs several).
-  if (opts.observe !== false) setInFlightSource({ service: connection.workflowService, namespace: opts.namespace ?? DEFAULTS.namespace, taskQueue: opts.taskQueue ?? TASK_QUEUE });
+  if (opts.observe !== false) addInFlightSource({ service: connection.workflowService, namespace: opts.namespace ?? DEFAULTS.namespace, taskQueue: opts.taskQueue ?? TASK_QUEUE });
   return { worker, connection };
 }
 
