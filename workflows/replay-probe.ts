@@ -5,7 +5,12 @@
 // reports every such error through a sink the replayer calls during replay; failures the workflow
 // means to raise (ApplicationFailure and the other Temporal failures, cancellation, continue-as-new)
 // are not reported.
-import { ContinueAsNew, TemporalFailure, proxySinks, type Sinks, type WorkflowInterceptorsFactory } from '@temporalio/workflow';
+//
+// It also holds back local activities the last, unrecorded task schedules: a replayer has no activities
+// registered, and outside replay the SDK refuses to schedule an unregistered local activity (a
+// ReferenceError that would fail a running run's replay although nothing diverged). The recorded tasks'
+// local activities resolve from their markers as always.
+import { ContinueAsNew, TemporalFailure, proxySinks, workflowInfo, type Sinks, type WorkflowInterceptorsFactory } from '@temporalio/workflow';
 
 export interface ReplayProbeSinks extends Sinks {
   replayProbe: { threw(what: string, message: string): void };
@@ -28,6 +33,12 @@ export const interceptors: WorkflowInterceptorsFactory = () => ({
       execute: (input, next) => watch('the workflow', () => next(input)),
       handleSignal: (input, next) => watch(`the handler of signal "${input.signalName}"`, () => next(input)),
       handleUpdate: (input, next) => watch(`the handler of update "${input.name}"`, () => next(input)),
+    },
+  ],
+  outbound: [
+    {
+      // Past the recorded history: the run waits here, as it would for the local activity's result.
+      scheduleLocalActivity: (input, next) => (workflowInfo().unsafe.isReplaying ? next(input) : new Promise<never>(() => undefined)),
     },
   ],
 });
