@@ -4,7 +4,7 @@
 // rotated keyring still reads old runs; replay (the SDK's replayer and `tandem runs replay`) works on
 // encrypted histories. Failure messages and stack traces are encrypted too (codec/failure-converter.ts):
 // a job failing with a canary in its output leaves no canary in any failure on the server, `tandem runs
-// show` with the key reads it, and a client without the key shows the "Encoded failure" placeholder.
+// show` with the key reads it; without the key the SDK's result shows the "Encoded failure" placeholder and `runs show` names the key to set.
 import { execFile } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -51,6 +51,8 @@ function payloadsIn(v: unknown, out: { path: string; metadata: Record<string, st
   return out;
 }
 const b64 = (s: string) => Buffer.from(s).toString('base64');
+/** Payloads plain by Temporal's design: search attributes, patch markers, the core's record of a local activity. */
+const PLAIN_BY_DESIGN = /\.searchAttributes\.|\.patch-data\.|\.markerRecordedEventAttributes\.details\.data\./;
 
 // The workflow code built with the codec's failure converter, as createTandemWorker builds it when the
 // codec is configured (the converter's path is the same whatever the keys).
@@ -122,9 +124,10 @@ describe('payload encryption', () => {
     expect(json).not.toContain(PROMPT_SECRET);
     expect(json).not.toContain('checkpointEvery');
     // Plain by Temporal's design, and free of spec data: search attributes (the server indexes them:
-    // tenant, pipeline, stage, site) and the SDK's patch markers (patch ids).
+    // tenant, pipeline, stage, site), the SDK's patch markers (patch ids) and the core's own record of a
+    // local activity (its type, attempt and times; the result beside it is encrypted).
     const all = payloadsIn(JSON.parse(json));
-    const byDesign = all.filter((p) => /\.searchAttributes\.|\.patch-data\./.test(p.path));
+    const byDesign = all.filter((p) => PLAIN_BY_DESIGN.test(p.path));
     expect(byDesign.map((p) => Buffer.from(p.data ?? '', 'base64').toString()).join('\n')).not.toMatch(/canary|stages|env/);
     const payloads = all.filter((p) => !byDesign.includes(p));
     expect(payloads.length).toBeGreaterThan(10);
@@ -178,7 +181,7 @@ describe('payload encryption', () => {
     }
     const json2 = historyToJSON(await plain.client.workflow.getHandle(id2).fetchHistory());
     expect(json2).not.toContain(ENV_SECRET);
-    expect(new Set(payloadsIn(JSON.parse(json2)).filter((p) => !/\.searchAttributes\.|\.patch-data\./.test(p.path)).map((p) => p.metadata['encryption-key-id']))).toEqual(new Set([b64('k-2025')]));
+    expect(new Set(payloadsIn(JSON.parse(json2)).filter((p) => !PLAIN_BY_DESIGN.test(p.path)).map((p) => p.metadata['encryption-key-id']))).toEqual(new Set([b64('k-2025')]));
     // Without the old key, run 1 cannot be read, and the error names the key id it needs.
     await expect(new AesGcmCodec({ keys: [K2] }).decode([{ metadata: Object.fromEntries(Object.entries(started.payloads[0].metadata as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64')])), data: Buffer.from(started.payloads[0].data, 'base64') }])).rejects.toThrow(/key id "k-2024", which this codec does not know/);
 
@@ -202,7 +205,7 @@ describe('payload encryption', () => {
     const cliNoKey = await run(process.execPath, ['bin/tandem.js', 'runs', 'replay', id1], { TEMPORAL_ADDRESS: address(), TANDEM_CODEC_KEYS_FILE: '' });
     expect(cliNoKey.code).not.toBe(0);
   });
-  test('failure messages and stack traces are encrypted: no canary in any failure on the server; runs show decodes it with the key; without it, a placeholder', async () => {
+  test('failure messages and stack traces are encrypted: no canary in any failure on the server; runs show decodes it with the key; without it, the SDK a placeholder and runs show a clear error', async () => {
     const CANARY = `fail-canary-${randomBytes(6).toString('hex')}`;
     const w = await startWorkerWith([K1]);
     let id: string;
@@ -255,20 +258,24 @@ describe('payload encryption', () => {
     expect(shown).toMatchObject({ code: 0, out: expect.stringMatching(/Failure {4}preprocess job \S+ ended FAILED: exit code 3/) });
     expect(shown.out).not.toContain('Encoded failure');
 
-    // Without the key: the SDK and the CLI show the placeholder, and neither crashes.
+    // Without the key: the SDK's result shows the placeholder; `runs show` says which key is missing.
     const keyless = await TandemClient.connect({ address: address(), taskQueue: queue, dataConverter: clientDataConverter(undefined) });
     try {
       const err = await (await keyless.get(id)).result().then(() => undefined, (e: unknown) => e);
       expect(err).toBeInstanceOf(WorkflowFailedError);
       expect(String((err as WorkflowFailedError).cause?.message)).toMatch(/^Encoded failure \(binary\/encrypted: this client has no codec key/);
-      const report = await new Runs(keyless).show(id);
-      expect(report.failure).toMatch(/^Encoded failure \(encrypted/);
-      expect(JSON.stringify(report)).not.toContain(CANARY);
+      // `show` reads the spec too, which it cannot without the key: one sentence naming what to set
+      // (docs/security.md, encryption policy), never the placeholder's skeleton of pending stages.
+      const shown = await new Runs(keyless).show(id).then(() => undefined, (e: unknown) => e as Error);
+      expect(shown?.message).toMatch(/this client has no codec key: set TANDEM_CODEC_KEYS_FILE/);
+      expect(shown?.message).not.toContain(CANARY);
     } finally {
       await keyless.close();
     }
     const noKey = await run(process.execPath, ['bin/tandem.js', 'runs', 'show', id], { TEMPORAL_ADDRESS: address(), TANDEM_CODEC_KEYS_FILE: '' });
-    expect(noKey).toMatchObject({ code: 0, out: expect.stringContaining('Failure    Encoded failure (encrypted') });
+    expect(noKey.code).not.toBe(0);
+    expect(noKey.err).toMatch(/this client has no codec key: set TANDEM_CODEC_KEYS_FILE/);
+    expect(noKey.err).not.toMatch(/\n\s+at /); // no stack trace
     expect(`${noKey.out}${noKey.err}`).not.toContain(CANARY);
 
     // Replay of the encrypted failed run, with the key.
