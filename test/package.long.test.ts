@@ -326,7 +326,8 @@ test("the docs' snippets, extracted from README.md, docs/temporal.md and docs/us
       expect(watched.stdout).toMatch(/Succeeded/);
       const got = JSON.parse((await sh('npx', [...cli, 'get', 'consumer-hello', '-o', 'json'], dir)).stdout) as { status?: { phase?: string }; phase?: string };
       expect(got.status?.phase ?? got.phase).toBe('Succeeded');
-      expect((await sh('npx', [...cli, 'logs', 'consumer-hello'], dir)).stdout).toContain('got hello');
+      // The pods' output is in the worker's home: the CLI reads it there (TANDEM_HOME, as the worker's).
+      expect((await sh('env', [`TANDEM_HOME=${homes[1]}`, 'npx', ...cli, 'logs', 'consumer-hello'], dir)).stdout).toContain('got hello');
     } finally {
       bin.kill('SIGTERM');
       await binExited;
