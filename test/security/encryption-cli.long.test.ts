@@ -6,33 +6,8 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { clientDataConverter, codecDataConverter, workerDataConverter, type CodecKey } from '../../codec/index.js';
-import { bundleWorkflows, createTandemWorker } from '../../workers/worker.js';
-import { TandemClient } from '../../sdk/client.js';
-import { address, sharedBundle, spec, tempDir, uniqueQueue, waitFor } from '../helpers.js';
-
-const K: CodecKey = { id: 'k-worker', key: randomBytes(32) };
-const WRONG: CodecKey = { id: 'k-worker', key: randomBytes(32) };
-const queue = uniqueQueue('encryption-policy');
-const home = tempDir('encryption-policy');
-let stop: () => Promise<void>;
-
-beforeAll(async () => {
-  const dataConverter = workerDataConverter({ keys: [K] })!;
-  const workflowBundle = await sharedBundle('tandem-codec', () => bundleWorkflows({ dataConverter }));
-  const { worker, connection } = await createTandemWorker({ address: address(), taskQueue: queue, home, workflowBundle, dataConverter });
-  const running = worker.run();
-  stop = async () => {
-    worker.shutdown();
-    await running;
-    await connection.close();
-  };
-});
-afterAll(async () => stop?.());
-
-const client = (keys?: CodecKey[]) => TandemClient.connect({ address: address(), taskQueue: queue, dataConverter: keys ? codecDataConverter({ keys }) : clientDataConverter(undefined) });
-// A run that would take a while (its preprocess sleeps): a refused one must not get that far.
-const slow = (name: string) => spec({ name, tenant: 'acme', stages: { preprocess: { runtime: 'local', command: ['/bin/sh', '-c', 'sleep 30'] }, train: { runtime: 'local', steps: 2, checkpointEvery: 1 } } });
+import { address, waitFor } from '../helpers.js';
+import { client, home, K, queue, slow, WRONG } from './keyed-worker.js';
 
 function cli(args: string[], env: Record<string, string>): Promise<{ code: number; out: string; err: string }> {
   return new Promise((resolve) => {
