@@ -90,7 +90,7 @@ export function createActivities(config: ActivityConfig) {
   const isolation = chooseIsolation(config.localIsolation ?? 'auto', config.tenantPolicy !== undefined);
   if (isolation.warning) warnOnce(isolation.warning);
   const local = new LocalJobBackend(config.home, Date.now, { isolation: isolation.isolation });
-  const serving = new LocalServingBackend(config.home);
+  const serving = new LocalServingBackend(config.home, { isolation: isolation.isolation }); // model servers in the same sandbox
   const backends: BackendMap = { local, ...config.backends };
   const pollInitialMs = config.pollInitialMs ?? DEFAULTS.pollInitialMs;
   const backendOf = (ref: JobRef) => resolveBackend(backends, ref.runtime, ref.name);

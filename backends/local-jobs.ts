@@ -2,16 +2,16 @@
 // <home>/jobs/<name>/, so a worker that crashes and restarts re-attaches by job id instead of
 // starting a second copy.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readFileSync, readSync, closeSync, realpathSync, statSync, writeFileSync, renameSync } from 'node:fs';
-import { dirname, join, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, mkdirSync, openSync, readFileSync, readSync, closeSync, statSync, writeFileSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
 import type { JobRef, JobStatus, JobProgress } from '../contract/outcome.js';
 import type { JobBackend, JobRequest } from './types.js';
 import { isAlive, killGroup, processStartTime } from './proc.js';
 import { failure } from '../contract/failures.js';
 import { parseJsonLimited } from '../contract/limits.js';
 import { jobEnv, unspawnable } from './job-env.js';
-import { bwrapBinary, probeSandbox, sandboxArgs, SandboxUnavailable } from '../activities/argo/sandbox.js';
+import { probeSandbox } from '../activities/argo/sandbox.js';
+import { sandboxedCommand } from './local-sandbox.js';
 import { findExecutable } from '../argo/local-command.js';
 import type { LocalIsolationMode } from '../config/worker.js';
 
@@ -44,18 +44,6 @@ export function chooseIsolation(mode: LocalIsolationMode, multiTenant: boolean, 
       `tandem: local pipeline jobs run WITHOUT a sandbox on this worker (they can read whatever its user can): ${p.error.replace(/^Tandem runs every local Argo pod and local pipeline job in a bubblewrap sandbox, and /, '')}. ` +
       'Install bubblewrap to isolate them, or set TANDEM_LOCAL_ISOLATION=sandbox to refuse to run them unsandboxed (=none silences this).',
   };
-}
-
-/** The Tandem installation (programs, and their dependencies' node_modules) a sandboxed job may read. */
-function installation(): string[] {
-  const root = dirname(dirname(fileURLToPath(import.meta.url))); // backends/.. (or dist/backends/..)
-  const pkg = existsSync(join(root, 'package.json')) ? root : dirname(root);
-  const out = [pkg];
-  // An installed package finds its dependencies in the node_modules it sits in.
-  const at = pkg.lastIndexOf(`${sep}node_modules${sep}`);
-  if (at >= 0) out.push(pkg.slice(0, at + `${sep}node_modules`.length));
-  out.push(realpathSync(process.execPath));
-  return out;
 }
 
 /** The largest progress file read (a job writes it; the worker parses it on every poll). */
@@ -114,27 +102,7 @@ export class LocalJobBackend implements JobBackend {
    * write: job.json and the exit file stay out of its reach.
    */
   private sandboxed(req: JobRequest, dir: string): { command: string[]; work: string } {
-    const work = join(dir, 'work');
-    mkdirSync(work, { recursive: true });
-    try {
-      const args = sandboxArgs(
-        {
-          argv: req.command,
-          workingDir: work,
-          volumeMounts: [],
-          ownPaths: [],
-          readOnly: installation(),
-          hide: [this.home],
-          writable: [work, ...(req.sandbox?.writable ?? [])],
-          network: req.sandbox?.network,
-        },
-        { root: join(dir, 'root'), volumesDir: join(dir, 'volumes') },
-      );
-      return { command: [bwrapBinary(), ...args], work };
-    } catch (e) {
-      if (e instanceof SandboxUnavailable) throw failure('RuntimeUnavailable', `job ${req.name}: ${e.message}`);
-      throw e;
-    }
+    return sandboxedCommand(req.command, { what: `job ${req.name}`, dir, home: this.home, writable: req.sandbox?.writable, network: req.sandbox?.network });
   }
 
   jobDir(jobId: string): string {

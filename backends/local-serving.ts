@@ -17,6 +17,28 @@ import { isAlive, killGroup, processStartTime } from './proc.js';
 import { failure } from '../contract/failures.js';
 import { jobEnv, unspawnable } from './job-env.js';
 import { DEFAULTS } from '../config/defaults.js';
+import { parseJsonLimited } from '../contract/limits.js';
+import { sandboxedCommand } from './local-sandbox.js';
+
+/** Where a deployment's server writes its endpoint: its work/ directory when sandboxed, else its own directory. */
+export const endpointFiles = (dir: string): string[] => [join(dir, 'work', 'endpoint.json'), join(dir, 'endpoint.json')];
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** Why `url` is not an endpoint the worker may dial: not http(s), not on the host's loopback, credentials in it. */
+export function loopbackProblem(url: unknown): string | undefined {
+  if (typeof url !== 'string') return 'not a URL';
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return 'not a URL';
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return `scheme ${u.protocol} (only http and https)`;
+  if (u.username || u.password) return 'credentials in the URL';
+  if (!LOOPBACK.has(u.hostname)) return `host ${u.hostname} is not the loopback (a local model server binds 127.0.0.1)`;
+  return undefined;
+}
 
 export interface DeploymentRef {
   runtime: 'local' | 'kubernetes';
@@ -50,6 +72,13 @@ interface DeploymentRecord extends Omit<DeploymentRef, 'adopted' | 'endpoint'> {
   /** Which deployment retired it, and when it stopped. */
   retiredBy?: string;
   stopped?: string;
+  /** Runs in its sandbox (backends/local-sandbox.ts): its endpoint file is in its work/ directory. */
+  sandboxed?: boolean;
+}
+
+/** How a worker isolates its model servers: as its pipeline jobs (TANDEM_LOCAL_ISOLATION, chooseIsolation). */
+export interface LocalServingOptions {
+  isolation?: 'sandbox' | 'none';
 }
 
 /** One local deployment as `tandem deployments` shows it. */
@@ -90,7 +119,10 @@ export interface LocalDeployRequest {
 export class LocalServingBackend {
   private readonly root: string;
 
-  constructor(home: string) {
+  constructor(
+    private readonly home: string,
+    private readonly options: LocalServingOptions = {},
+  ) {
     this.root = join(home, 'deployments');
     mkdirSync(this.root, { recursive: true });
   }
@@ -105,9 +137,24 @@ export class LocalServingBackend {
     return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as DeploymentRecord) : undefined;
   }
 
-  private endpoint(name: string): string | undefined {
-    const f = join(this.dir(name), 'endpoint.json');
-    return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as { url: string }).url : undefined;
+  /**
+   * The URL the server wrote, once it has bound its port. The server writes the file (and a sandboxed
+   * one is tenant code), so the worker only takes an http(s) URL on the host's loopback: the readiness
+   * gate dials it, and must never be pointed at another host (a metadata service, a private address).
+   */
+  private endpoint(name: string, strict = false): string | undefined {
+    const f = endpointFiles(this.dir(name)).find((p) => existsSync(p));
+    if (!f) return undefined;
+    let url: unknown;
+    try {
+      url = (parseJsonLimited(readFileSync(f, 'utf8'), 8, 4096) as { url?: unknown }).url;
+    } catch {
+      return undefined; // half-written: read again on the next poll
+    }
+    const bad = loopbackProblem(url);
+    if (bad && !strict) return undefined; // listed as having none; the deploy that waited for it failed
+    if (bad) throw failure('InvalidRequest', `model server for ${name} wrote endpoint ${JSON.stringify(url)}: ${bad}`);
+    return url as string;
   }
 
   async deploy(req: LocalDeployRequest): Promise<DeploymentRef> {
@@ -145,14 +192,21 @@ export class LocalServingBackend {
     const command = record.command ?? builtinCommand('serve');
     const dir = this.dir(record.name);
     mkdirSync(dir, { recursive: true });
-    rmSync(join(dir, 'endpoint.json'), { force: true });
+    for (const f of endpointFiles(dir)) rmSync(f, { force: true });
+    // A new deployment takes the worker's isolation; a rollback starts it as it ran before.
+    record.sandboxed ??= this.options.isolation === 'sandbox';
+    // Sandboxed: only the installation, its checkpoint (read-only) and its work/ directory are visible;
+    // the host's network, since the readiness gate and clients reach it on 127.0.0.1.
+    const run: { command: string[]; work: string; extra: Record<string, string> } = record.sandboxed
+      ? { ...sandboxedCommand(command, { what: `deployment ${record.name}`, dir, home: this.home, readOnly: [record.checkpoint], network: 'host' }), extra: { TMPDIR: '/tmp' } }
+      : { command, work: dir, extra: {} };
     const log = openSync(join(dir, 'server.log'), 'a');
-    const child = spawn(command[0]!, command.slice(1), {
-      cwd: dir,
+    const child = spawn(run.command[0]!, run.command.slice(1), {
+      cwd: run.work,
       detached: true,
       stdio: ['ignore', log, log],
       // Never the worker's own environment (its secrets would reach server.log and the failure): backends/job-env.ts.
-      env: jobEnv(record.env, { TANDEM_CHECKPOINT: record.checkpoint, TANDEM_MODEL_ID: record.model, TANDEM_ENDPOINT_FILE: join(dir, 'endpoint.json') }),
+      env: jobEnv(record.env, { TANDEM_CHECKPOINT: record.checkpoint, TANDEM_MODEL_ID: record.model, TANDEM_ENDPOINT_FILE: join(run.work, 'endpoint.json') }, run.extra),
     });
     closeSync(log);
     child.unref();
@@ -182,7 +236,7 @@ export class LocalServingBackend {
     await this.kill(rec);
     Object.assign(rec, { state: by ? 'retired' : 'stopped', retiredBy: by, stopped: new Date().toISOString() });
     this.write(rec);
-    rmSync(join(this.dir(name), 'endpoint.json'), { force: true });
+    for (const f of endpointFiles(this.dir(name))) rmSync(f, { force: true });
     return true;
   }
 
@@ -248,7 +302,15 @@ export class LocalServingBackend {
   private async waitForEndpoint(name: string, pid: number, startTime: number | undefined, timeoutMs: number = DEFAULTS.localServingBindTimeoutMs): Promise<string> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const url = this.endpoint(name);
+      let url: string | undefined;
+      try {
+        url = this.endpoint(name, true);
+      } catch (e) {
+        // An endpoint it may not dial: the server is stopped (its record stays, for the failure's compensation).
+        const rec = this.record(name);
+        if (rec) await this.kill(rec);
+        throw e;
+      }
       if (url) return url;
       if (!isAlive(pid, startTime)) {
         const log = existsSync(join(this.dir(name), 'server.log')) ? readFileSync(join(this.dir(name), 'server.log'), 'utf8').trim().split('\n').slice(-10).join('\n') : '';

@@ -76,10 +76,11 @@ function readFrom(path: string, offset = 0): string {
   }
 }
 
-export function localSource(home: string, a: JobAttempt): OutputSource {
+export async function localSource(home: string, a: JobAttempt): Promise<OutputSource> {
   if (a.stage === 'deploy') {
     const dir = join(home, 'deployments', a.jobId);
-    return { read: async () => ({ stdout: readFrom(join(dir, 'server.log')) }), done: async () => !existsSync(join(dir, 'endpoint.json')) };
+    const { endpointFiles } = await import('../backends/local-serving.js');
+    return { read: async () => ({ stdout: readFrom(join(dir, 'server.log')) }), done: async () => !endpointFiles(dir).some((f) => existsSync(f)) };
   }
   const dir = join(home, 'jobs', a.jobId);
   if (!existsSync(dir)) throw new LogsError(`job ${a.jobId} has no directory under ${join(home, 'jobs')}: give the workers' TANDEM_HOME with --home (\`tandem dev\`: its --state)`);

@@ -161,8 +161,13 @@ export function sandboxArgs(c: SandboxContainer, layout: SandboxLayout, list: (d
   };
   walk('/');
   // Extras at their host paths (their real paths: a symlinked directory is bound as what it points at).
-  for (const p of c.readOnly ?? []) if (existsSync(p)) args.push('--ro-bind', realpathSync(p), norm(p));
-  for (const h of c.hide ?? []) if ((c.readOnly ?? []).some((r) => within(norm(h), norm(r)))) args.push('--tmpfs', norm(h));
+  // A path granted inside a hidden one (a model server's checkpoint inside TANDEM_HOME inside a checkout)
+  // is bound after the tmpfs that hides the rest, or the tmpfs would cover it.
+  const hidden = (p: string) => (c.hide ?? []).some((h) => within(norm(p), norm(h)));
+  const bindReadOnly = (p: string) => existsSync(p) && args.push('--ro-bind', realpathSync(p), norm(p));
+  for (const p of c.readOnly ?? []) if (!hidden(p)) bindReadOnly(p);
+  for (const h of c.hide ?? []) if ((c.readOnly ?? []).some((r) => !hidden(r) && within(norm(h), norm(r)))) args.push('--tmpfs', norm(h));
+  for (const p of c.readOnly ?? []) if (hidden(p)) bindReadOnly(p);
   for (const p of c.writable ?? []) {
     mkdirSync(p, { recursive: true });
     args.push('--bind', realpathSync(p), norm(p));

@@ -2,16 +2,26 @@
 // and deletes the log — `verify` fails each time naming the record; a torn tail is quarantined; and a
 // malicious local job (backends/local-jobs.ts, real bubblewrap) tries to read the secret store,
 // TANDEM_HOME, another run's files and the worker's /proc, to write outside its directories and to
-// reach a listening port on the host's 127.0.0.1 — every attempt fails. Homes sit outside /tmp
-// (the sandbox's own /tmp hid the leak before).
+// reach a listening port on the host's 127.0.0.1 — every attempt fails; a malicious model server
+// (backends/local-serving.ts, the same sandbox with the host network) reads nothing of the home but its
+// checkpoint, and cannot point the readiness gate off the loopback. Homes sit outside /tmp (the
+// sandbox's own /tmp hid the leak before) and inside the checkout, as the default .tandem does.
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { AuditLog, canonicalJson, loadAuditKey, readAudit, recordHash, verifyAudit } from '../../audit/log.js';
 import { LocalJobBackend } from '../../backends/local-jobs.js';
+import { LocalServingBackend, loopbackProblem } from '../../backends/local-serving.js';
+import { writeCheckpoint } from '../../backends/checkpoints.js';
+import { builtinCommand } from '../../programs/commands.js';
+import { CharModel, weightsJson } from '../../programs/model.js';
+import { Rng } from '../../programs/rng.js';
 
 const base = mkdtempSync(join(process.cwd(), '.security-test-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
+afterAll(async () => {
+  for (const home of ['home-serve', 'home-url']) for (const d of new LocalServingBackend(join(base, home)).list()) await new LocalServingBackend(join(base, home)).undeploy(d.name);
+  rmSync(base, { recursive: true, force: true });
+});
 
 let n = 0;
 async function keyedLog(count: number) {
@@ -110,4 +120,57 @@ test('a malicious local job reads no secret, home, other run or worker /proc, wr
   expect(existsSync(join(home, 'planted'))).toBe(false);
   expect(readFileSync(join(mine, 'own'), 'utf8')).toBe('ok\n');
   expect(readdirSync(join(home, 'argo', 'secrets', 'other'))).toEqual(['password']);
+});
+
+/** A home with another workflow's secret and another run's file, and a real checkpoint of this run. */
+function hostileHome(name: string) {
+  const home = join(base, name);
+  mkdirSync(join(home, 'argo', 'secrets', 'other'), { recursive: true });
+  writeFileSync(join(home, 'argo', 'secrets', 'other', 'password'), 'hunter2', { mode: 0o600 });
+  mkdirSync(join(home, 'runs', 'other', 'data'), { recursive: true });
+  writeFileSync(join(home, 'runs', 'other', 'data', 'private'), 'theirs');
+  const model = CharModel.init({ vocab: ['\n', 'a', 'b'], context: 2, embed: 2, hidden: 2 }, new Rng(1));
+  const checkpoint = writeCheckpoint(join(home, 'runs', 'mine', 'checkpoints'), 1, { 'weights.json': weightsJson(model) }, { job: 'j', site: 'local' });
+  return { home, checkpoint };
+}
+
+test('a malicious model server (a spec\'s deploy command) reads no secret, home, other run or worker /proc; it sees its checkpoint and serves', async () => {
+  const { home, checkpoint } = hostileHome('home-serve');
+  const tries: Record<string, string> = {
+    secret: `cat ${home}/argo/secrets/other/password`,
+    otherRun: `cat ${home}/runs/other/data/private`,
+    home: `ls ${home}/argo`,
+    deploymentRecord: `cat ${home}/deployments/evil/deployment.json`,
+    workerProc: `cat /proc/${process.pid}/environ`,
+    writeCheckpoint: `echo x > ${checkpoint}/planted`,
+    writeUsr: 'echo x > /usr/planted',
+  };
+  // The host network is the one capability a model server has (the readiness gate dials it on 127.0.0.1).
+  const script = [...Object.entries(tries).map(([k, c]) => `if (${c}) >/dev/null 2>&1; then echo "ESCAPED ${k}"; else echo "blocked ${k}"; fi`), 'exec "$@"'].join('\n');
+  const s = new LocalServingBackend(home, { isolation: 'sandbox' });
+  const d = await s.deploy({ name: 'evil', model: 'm', checkpoint, command: ['/bin/bash', '-c', script, 'evil', ...builtinCommand('serve')] });
+  expect(d.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  let health = 0;
+  for (let i = 0; i < 200 && health !== 200; i++) {
+    health = (await fetch(`${d.endpoint}/health`)).status;
+    if (health !== 200) await new Promise((r) => setTimeout(r, 50));
+  }
+  expect(health).toBe(200); // the checkpoint inside the hidden home was loaded
+  const log = readFileSync(join(home, 'deployments', 'evil', 'server.log'), 'utf8').trim().split('\n');
+  expect(log.slice(0, Object.keys(tries).length)).toEqual(Object.keys(tries).map((k) => `blocked ${k}`));
+  expect(existsSync(join(checkpoint, 'planted'))).toBe(false);
+  // Stopping it stops the sandbox and the server in it.
+  await s.stop('evil');
+  await expect(fetch(`${d.endpoint}/health`)).rejects.toThrow();
+});
+
+test('a model server that writes an endpoint off the loopback fails its deploy and is stopped: the gate never dials it', async () => {
+  const { home, checkpoint } = hostileHome('home-url');
+  const s = new LocalServingBackend(home, { isolation: 'sandbox' });
+  const plant = `printf '{"url":"http://169.254.169.254/latest/meta-data"}' > "$TANDEM_ENDPOINT_FILE"; exec sleep 60`;
+  await expect(s.deploy({ name: 'ssrf', model: 'm', checkpoint, command: ['/bin/sh', '-c', plant] })).rejects.toThrow('model server for ssrf wrote endpoint "http://169.254.169.254/latest/meta-data": host 169.254.169.254 is not the loopback');
+  expect(s.rows().find((r) => r.name === 'ssrf')?.alive).toBe(false);
+  expect(loopbackProblem('http://user:pw@127.0.0.1:1')).toBe('credentials in the URL');
+  expect(loopbackProblem('file:///etc/passwd')).toBe('scheme file: (only http and https)');
+  expect(loopbackProblem('http://[::1]:8000/v1')).toBeUndefined();
 });
