@@ -11,7 +11,7 @@ const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() 
 
 export async function startArgoHarness(name: string, config: Partial<ArgoActivityConfig> = {}): Promise<{ client: ArgoClient; home: string; stop: () => Promise<void> }> {
   const taskQueue = uniqueQueue(name);
-  const home = tempDir(`${name}-home`);
+  const home = config.home ?? tempDir(`${name}-home`);
   const connection = await NativeConnection.connect({ address: address() });
   const worker = await Worker.create({
     sinks: tandemSinks({ record: false }), // workflows/observe.ts calls them; this worker serves no metrics

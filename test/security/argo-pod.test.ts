@@ -1,0 +1,79 @@
+// A hostile Argo pod, end to end: a workflow submitted through the ArgoClient, run by the interpreter on
+// a real dev server with the local target and real bubblewrap. Its pod tries to read another workflow's
+// secret, TANDEM_HOME and the worker's /proc, to reach a port on the host's 127.0.0.1, and to have the
+// worker read a secret for it through an output parameter that is a symlink — each attempt fails, while
+// its own secret (envFrom) reaches it. The home sits inside the checkout, as the default .tandem does,
+// not under /tmp (the pod's own /tmp would hide a leak there).
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { prepare, type ArgoClient } from '../../argo/client.js';
+import type { ArgoStatus } from '../../argo/lang/types.js';
+import { startArgoHarness } from '../argo/harness.js';
+
+const home = mkdtempSync(join(process.cwd(), '.argo-hostile-'));
+let client: ArgoClient;
+let stop: () => Promise<void>;
+const port = createServer((s) => s.end('hello')).listen(0, '127.0.0.1');
+
+beforeAll(async () => {
+  for (const [name, value] of [['other', 'hunter2'], ['mine', 'my-own']]) {
+    mkdirSync(join(home, 'argo', 'secrets', name), { recursive: true, mode: 0o700 });
+    writeFileSync(join(home, 'argo', 'secrets', name, 'password'), value, { mode: 0o600 });
+  }
+  ({ client, stop } = await startArgoHarness('argo-hostile', { home }));
+  await new Promise((r) => (port.listening ? r(undefined) : port.once('listening', r)));
+});
+afterAll(async () => {
+  await stop?.();
+  port.close();
+  rmSync(home, { recursive: true, force: true });
+});
+
+const node = (st: ArgoStatus, name: string) => Object.values(st.nodes).find((x) => x.displayName === name)!;
+
+test('a hostile pod reads no other secret, home or worker /proc, reaches no host port, and cannot have a secret read for it', async () => {
+  const tries: Record<string, string> = {
+    otherSecret: `cat ${home}/argo/secrets/other/password`,
+    home: `ls ${home}/argo`,
+    workerProc: `cat /proc/${process.pid}/environ`,
+    hostPort: `exec 3<>/dev/tcp/127.0.0.1/${(port.address() as { port: number }).port}`,
+  };
+  const probe = Object.entries(tries).map(([k, c]) => `if (${c}) >/dev/null 2>&1; then echo ESCAPED-${k}; else echo blocked-${k}; fi`).join('; ');
+  const yaml = `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {generateName: hostile-}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - {name: probe, template: probe}
+      - {name: smuggle, template: smuggle, continueOn: {failed: true}}
+  - name: probe
+    container:
+      image: bash
+      command: [bash, -c, ${JSON.stringify(`(${probe}; echo "own=$OWN") | tr '\\n' ' ' > /tmp/result`)}]
+      env:
+      - name: OWN
+        valueFrom: {secretKeyRef: {name: mine, key: password}}
+    outputs:
+      parameters:
+      - {name: result, valueFrom: {path: /tmp/result}}
+  - name: smuggle
+    container:
+      image: alpine
+      command: [sh, -c, "ln -s ${home}/argo/secrets/other/password /tmp/out"]
+    outputs:
+      parameters:
+      - {name: out, valueFrom: {path: /tmp/out}}
+`;
+  const { id } = await client.submit(prepare('hostile.yaml', { text: yaml }), {});
+  const st = await client.wait(id);
+  expect(node(st, 'probe').phase).toBe('Succeeded');
+  expect(node(st, 'probe').outputs?.parameters?.result?.trim()).toBe(`${Object.keys(tries).map((k) => `blocked-${k}`).join(' ')} own=my-own`);
+  const smuggle = node(st, 'smuggle');
+  // As Argo's executor failing to save an output: the node errs, naming the parameter; nothing of the secret.
+  expect([smuggle.phase, smuggle.message]).toEqual(['Error', "output parameter out: /tmp/out leads outside the pod's own files"]);
+  expect(JSON.stringify(st)).not.toContain('hunter2');
+});
