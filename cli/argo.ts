@@ -13,6 +13,7 @@ import { printError } from './errors.js';
 import { useArgoSchema } from '../argo/lint/schema.js';
 import { loadCliConfig } from '../config/worker.js';
 import { registerExecutorPluginCommands } from './argo-plugin.js';
+import { examples } from './help.js';
 
 /** TANDEM_HOME and TANDEM_ARGO_SCHEMA, read when a command needs them (config/worker.ts). */
 function cliConfig() {
@@ -76,6 +77,7 @@ export function registerArgoCommands(program: Command, connect: () => Promise<Ar
     .command('lint <files...>')
     .description("validate with Argo's schema and semantic rules; exits non-zero on errors")
     .option('--templates <dir...>', 'directories of WorkflowTemplates that templateRef may name')
+    .addHelpText('after', examples('tandem argo lint workflow.yaml templates/*.yaml'))
     .action((files: string[], o: { templates?: string[] }) => {
       cliConfig();
       const library = templateLibrary(o.templates);
@@ -105,6 +107,7 @@ export function registerArgoCommands(program: Command, connect: () => Promise<Ar
     .option('--templates <dir...>', 'directories of WorkflowTemplates')
     .option('--name <name>', 'workflow name')
     .option('--watch', 'follow the run until it ends')
+    .addHelpText('after', examples('tandem argo submit workflow.yaml --watch', 'tandem argo submit workflow.yaml -p message=hi --templates ./workflow-templates'))
     .action(async (file: string, o: { parameter: string[]; templates?: string[]; name?: string; watch?: boolean }) => {
       const parameters = parseParams(o.parameter);
       cliConfig();
@@ -144,8 +147,9 @@ export function registerArgoCommands(program: Command, connect: () => Promise<Ar
 
   argo.command('list').description('list Argo workflows').action(() =>
     withClient(async (c) => {
+      const rows = await c.list(); // before the header: an error is the only output
       console.log(`${'NAME'.padEnd(40)} ${'STATUS'.padEnd(12)} AGE`);
-      for (const w of await c.list()) console.log(`${w.name.padEnd(40)} ${w.status.padEnd(12)} ${Math.round((Date.now() - w.startTime.getTime()) / 1000)}s`);
+      for (const w of rows) console.log(`${w.name.padEnd(40)} ${w.status.padEnd(12)} ${Math.round((Date.now() - w.startTime.getTime()) / 1000)}s`);
     }),
   );
 
@@ -153,6 +157,7 @@ export function registerArgoCommands(program: Command, connect: () => Promise<Ar
     .command('get <name>')
     .option('-o, --output <fmt>', "json: the Workflow with Argo's status (nodes by id: type, phase, templateName, boundaryID, children, outputs)")
     .description('show the node tree')
+    .addHelpText('after', examples('tandem argo get hello-x7k2  # the node tree', "tandem argo get hello-x7k2 -o json  # the Workflow with Argo's status"))
     .action((name: string, o: { output?: string }) =>
       withClient(async (c) => {
         const st = await c.status(name);

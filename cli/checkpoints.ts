@@ -8,6 +8,7 @@ import { readCatalog, runDirs } from '../activities/run-store.js';
 import { recoverySites } from '../activities/recovery-sites.js';
 import { loadWorkerConfig } from '../config/worker.js';
 import { table } from './runs.js';
+import { examples } from './help.js';
 
 export interface CheckpointRow {
   location: string;
@@ -52,6 +53,7 @@ export function registerCheckpointCommands(program: Command): void {
     .option('--home <dir>', "the worker's TANDEM_HOME (default: $TANDEM_HOME, or .tandem)")
     .option('--quick', 'check sizes only, not sha256 sums')
     .option('--json', 'machine-readable output')
+    .addHelpText('after', examples('tandem checkpoints demo-3f2a  # each checkpoint verified against its sha256 sums', 'tandem checkpoints demo-3f2a --quick --json'))
     .action(async (run: string, o: { home?: string; quick?: boolean; json?: boolean }) => {
       // The worker's configuration (config/worker.ts): its home, and its sites with their secrets.
       const config = loadWorkerConfig();

@@ -7,6 +7,8 @@ import type { Command } from 'commander';
 import type { Connectors } from './connectors.js';
 import type { WorkerConfig } from '../config/worker.js';
 import { withTimeout } from '../backends/timeout.js';
+import { missingNamespace } from '../sdk/namespace.js';
+import { examples } from './help.js';
 
 export interface Check {
   name: string;
@@ -66,7 +68,7 @@ export async function temporalChecks(c: Connectors, taskQueue: string): Promise<
       const info = await bounded('namespace', () => svc.describeNamespace({ namespace: ns }));
       out.push({ name: 'temporal', ok: true, detail: `connected to ${where}, namespace ${ns} (${info.namespaceInfo?.state === 1 ? 'registered' : `state ${info.namespaceInfo?.state}`})` });
     } catch (e) {
-      out.push({ name: 'temporal', ok: false, detail: `connected to ${where}, but namespace ${ns}: ${message(e)}`, fix: `create it (temporal operator namespace create ${ns}) or set TEMPORAL_NAMESPACE / --namespace` });
+      out.push({ name: 'temporal', ok: false, detail: missingNamespace(e) !== undefined ? `connected to ${where}, but namespace ${ns} does not exist on it` : `connected to ${where}, but namespace ${ns}: ${message(e)}`, fix: `create it (temporal operator namespace create ${ns}) or set TEMPORAL_NAMESPACE / --namespace` });
       return out;
     }
     try {
@@ -175,6 +177,7 @@ export function registerDoctorCommand(program: Command, c: Connectors): void {
     .command('doctor')
     .description('check the Temporal connection, every configured site and Kubernetes access; one line each with what to fix')
     .option('--json', 'print the checks as JSON')
+    .addHelpText('after', examples('tandem doctor  # configuration, server, namespace, workers, clusters', 'tandem --profile prod doctor --json'))
     .action(async (o: { json?: boolean }) => {
       const { loadWorkerConfig } = await import('../config/worker.js');
       const { ConfigError } = await import('../config/errors.js');

@@ -12,6 +12,7 @@ import { registerCommandGroups } from './groups.js';
 import { loadCliConfig, loadClientConfig, loadObserveConfig, type ClientConfig } from '../config/worker.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { parsePort } from './port.js';
+import { examples } from './help.js';
 
 // Start-up stays light (`tandem --help` and `--version` in well under a second): the Temporal client
 // and worker, the Kubernetes client and Ajv are imported inside the commands that use them, and the
@@ -123,6 +124,7 @@ program
   .option('--failover-grace <duration>', 'how long a site may stay unreachable before its job is fenced and training moves (default 60s)')
   .option('--max-failovers <n>', 'failovers allowed before the train stage fails (default 3)')
   .option('--site-queue <site=queue>', "run a site's activities on its own workers' task queue (repeatable; not with --failover)", collectSiteQueue)
+  .addHelpText('after', examples('tandem run my-pipeline.yaml  # validate, start, follow to the end', 'tandem run my-pipeline.yaml --detach  # then: tandem status <id> --follow', 'tandem run my-pipeline.yaml --json > progress.jsonl', 'tandem run my-pipeline.yaml --failover site-a,site-b  # training may move between Slurm sites'))
   .action(async (path: string, o: { id?: string; detach?: boolean; json?: boolean; siteQueue?: Record<string, string> } & FailoverFlags) => {
     const failover = failoverTuning(o);
     const spec = await (await sdk()).loadPipelineSpec(path);
@@ -184,6 +186,7 @@ program
 program
   .command('cancel <id>')
   .description('cancel a run; its compensations (job cancel, teardown) run before it closes')
+  .addHelpText('after', examples('tandem cancel demo-3f2a  # stops its jobs and removes its deployment (compensation)'))
   .action(async (id: string) => {
     const client = await connect();
     try {
@@ -209,7 +212,7 @@ program
   .option('--ui-port <port>', 'Web UI port', parsePort, DEFAULTS.devUiPort)
   .option('--state <dir>', 'state directory (SQLite, local runtime); one `tandem dev` at a time', DEFAULTS.home)
   .option('--keep', 'on exit, leave the model servers this worker started running (`tandem deployments stop` stops them)')
-  .addHelpText('after', '\nA port already in use is an error: `tandem dev` never attaches to a server it did not start.\nCtrl-C stops the worker, the dev server and (without --keep) the model servers its runs started.')
+  .addHelpText('after', '\nA port already in use is an error: `tandem dev` never attaches to a server it did not start.\nCtrl-C stops the worker, the dev server and (without --keep) the model servers its runs started.' + examples('tandem dev  # server on 127.0.0.1:7233, Web UI on :8233, a worker, state in .tandem', 'tandem dev --port 7300 --ui-port 8300 --state .tandem-2  # a second one beside the first'))
   .action(async (o: { port: number; uiPort: number; state: string; keep?: boolean }) => (await devCommands()).runDev({ port: o.port, uiPort: o.uiPort, state: o.state, keep: o.keep, logFormat: logFormat() }));
 
 program
@@ -225,6 +228,7 @@ program
   .command('demo [spec]')
   .description('run the example pipeline end to end on the embedded local runtime')
   .option('--keep', 'leave the model server, dev server and Web UI running afterwards')
+  .addHelpText('after', examples('tandem demo  # the demo pipeline on a dev server it starts and stops', 'tandem demo --keep  # leave the model server, dev server and Web UI running'))
   .action(async (spec: string | undefined, o: { keep?: boolean }) => (await devCommands()).runDemo({ spec, keep: o.keep, logFormat: logFormat() }));
 
 const connectArgo = async () => {

@@ -13,6 +13,7 @@ import { formatTree } from './argo.js';
 import { parseDuration } from '../contract/duration.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { parseJsonLimited } from '../contract/limits.js';
+import { examples } from './help.js';
 
 export function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
@@ -90,6 +91,7 @@ export function registerRunsCommands(program: Command, connect: () => Promise<Ta
     .option('--since <when>', 'started within a duration (24h, 7d) or since a date')
     .option('--limit <n>', 'at most this many', '50')
     .option('--json', 'machine-readable output')
+    .addHelpText('after', examples('tandem runs list --status failed --since 24h', 'tandem runs list --tenant acme --pipeline my-model --json'))
     .action((o: { status?: RunStatusFilter; tenant?: string; pipeline?: string; since?: string; limit: string; json?: boolean }) =>
       withRuns(async (r) => {
         const list = await r.list({ status: o.status, tenant: o.tenant, pipeline: o.pipeline, since: o.since, limit: Number(o.limit) });
@@ -102,6 +104,7 @@ export function registerRunsCommands(program: Command, connect: () => Promise<Ta
     .description("a run's timeline from its history: stages, attempts, jobs, errors, compensations")
     .option('--json', 'machine-readable output')
     .option('--svg <file>', 'also write the timeline as an SVG picture (stages and their activities over time)')
+    .addHelpText('after', examples('tandem runs show demo-3f2a  # stages, attempts, jobs, errors, compensations', 'tandem runs show demo-3f2a --svg timeline.svg'))
     .action((id: string, o: { json?: boolean; svg?: string }) =>
       withRuns(async (r) => {
         if ((await r.typeOf(id)) === ARGO_WORKFLOW_TYPE && connectArgo) {
@@ -130,6 +133,7 @@ export function registerRunsCommands(program: Command, connect: () => Promise<Ta
     .option('--file <history.json>', 'replay an exported history instead of fetching one')
     .option('--workflow-id <id>', "with --file: the run's workflow id (child workflow ids derive from it)")
     .option('--timeout <duration>', 'fail a replay that has not finished within this long', `${DEFAULTS.replayTimeoutMs / 1000}s`)
+    .addHelpText('after', examples("tandem runs replay demo-3f2a  # does this worker's code still replay the run?", 'tandem runs replay --file demo-3f2a.json --workflow-id demo-3f2a'))
     .action(async (id: string | undefined, o: { file?: string; workflowId?: string; timeout: string }) => {
       // Everything is checked before the replayer starts: the timeout, then the history's shape.
       const timeoutMs = parseDuration(o.timeout);
@@ -153,6 +157,7 @@ export function registerRunsCommands(program: Command, connect: () => Promise<Ta
     .option('--node <stage-or-node>', 'pipelines: the stage to re-run from (preprocess | train | checkpoint | deploy); Argo runs: a node to re-run')
     .option('--restart-successful', 'Argo runs: also re-run the successful nodes the selector names, with their DAG dependencies')
     .option('--selector <key=value>', 'Argo runs: node selector, e.g. displayName=train')
+    .addHelpText('after', examples('tandem runs retry demo-3f2a --node train  # from the train stage, its checkpoints kept', 'tandem runs retry hello-x7k2 --selector displayName=train  # an Argo run'))
     .action((id: string, o: { node?: string; restartSuccessful?: boolean; selector?: string }) =>
       withRuns(async (r) => {
         if ((await r.typeOf(id)) === ARGO_WORKFLOW_TYPE && connectArgo) {
@@ -177,6 +182,7 @@ export function registerRunsCommands(program: Command, connect: () => Promise<Ta
     .description('a new run that reuses the completed stages and restores training from the latest checkpoint')
     .option('--spec <file>', 'a corrected spec for the same pipeline')
     .option('--id <newId>', 'workflow id of the new run')
+    .addHelpText('after', examples('tandem runs resume demo-3f2a --spec fixed.yaml  # a corrected spec, same data and checkpoints'))
     .action((id: string, o: { spec?: string; id?: string }) =>
       withRuns(async (r) => {
         const spec = o.spec ? await loadPipelineSpec(o.spec) : undefined;
@@ -189,6 +195,7 @@ export function registerRunsCommands(program: Command, connect: () => Promise<Ta
     .command('export <id>')
     .description('write the history as JSON (a replay fixture: copy it into test/histories/)')
     .requiredOption('--out <file>', 'output file')
+    .addHelpText('after', examples("tandem runs export demo-3f2a --out demo-3f2a.json  # for runs replay --file, or the Web UI's import"))
     .action((id: string, o: { out: string }) =>
       withRuns(async (r) => {
         await writeFile(o.out, await r.export(id));

@@ -8,6 +8,7 @@ import { DEFAULTS } from '../config/defaults.js';
 import { InputError } from '../contract/input-error.js';
 import { parsePort } from './port.js';
 import type { Connectors } from './connectors.js';
+import { examples } from './help.js';
 
 export function registerUiCommand(program: Command, c: Connectors): void {
   program
@@ -19,6 +20,7 @@ export function registerUiCommand(program: Command, c: Connectors): void {
     .option('--token-file <file>', 'require this bearer token (first line of the file) on every request (default: a new random token, printed in the URL)')
     .option('--no-auth', 'no token (loopback only: anyone on this machine can then read the runs)')
     .option('--temporal-ui <url>', 'link each run to the Temporal Web UI at this address (e.g. http://127.0.0.1:8233)')
+    .addHelpText('after', examples('tandem ui  # http://127.0.0.1:8234, its token printed', 'tandem ui --port 0 --temporal-ui http://127.0.0.1:8233'))
     .action(async (o: { port: number; host: string; home?: string; tokenFile?: string; temporalUi?: string; auth: boolean }) => {
       const loopback = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/.test(o.host);
       if (!o.auth && !loopback) throw new InputError('option', [{ path: '--no-auth', message: `only with a loopback --host, not ${o.host}` }]);

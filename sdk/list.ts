@@ -7,6 +7,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { optionalTsToDate } from '@temporalio/common/lib/time.js';
 import type { TypedSearchAttributes } from '@temporalio/common';
 import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes.js';
+import { asNamespaceMissing, missingNamespace } from './namespace.js';
 
 export interface ListedExecution {
   workflowId: string;
@@ -34,7 +35,9 @@ export async function* listExecutions(client: Client, query: string): AsyncGener
 
 /** One page of executions (the server's page: at most `pageSize`), and the token of the next, if any. */
 export async function listExecutionsPage(client: Client, query: string, opts: { pageSize?: number; nextPageToken?: Uint8Array } = {}): Promise<{ executions: ListedExecution[]; nextPageToken?: Uint8Array }> {
-  const res = await client.workflowService.listWorkflowExecutions({ namespace: client.options.namespace, query, pageSize: opts.pageSize, nextPageToken: opts.nextPageToken });
+  const res = await client.workflowService.listWorkflowExecutions({ namespace: client.options.namespace, query, pageSize: opts.pageSize, nextPageToken: opts.nextPageToken }).catch((e: unknown) => {
+    throw asNamespaceMissing(e);
+  });
   const executions = (res.executions ?? []).map((raw) => ({
     workflowId: raw.execution?.workflowId ?? '',
     runId: raw.execution?.runId ?? '',
@@ -57,6 +60,8 @@ export async function describeExecution(client: Client, workflowId: string, runI
   try {
     raw = (await client.workflowService.describeWorkflowExecution({ namespace: client.options.namespace, execution: { workflowId, runId } })).workflowExecutionInfo;
   } catch (e) {
+    // A missing namespace is NOT_FOUND too: said as such, not as a missing run.
+    if (missingNamespace(e) !== undefined) throw asNamespaceMissing(e);
     // gRPC NOT_FOUND, as the SDK's describe() reports it.
     if ((e as { code?: number }).code === 5) throw new WorkflowNotFoundError((e as { details?: string }).details ?? 'Workflow not found', workflowId, runId);
     throw e;

@@ -206,5 +206,14 @@ export function loadArgoText(text: string, source: string): LoadResult {
 }
 
 export function loadArgoFile(path: string): LoadResult {
-  return loadArgoText(readFileSync(path, 'utf8'), path);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    // An issue like any other (lint goes on with the other files), not Node's ENOENT text.
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'a directory, not a file' : code === 'EACCES' ? 'permission denied' : (e as Error).message;
+    return { documents: [], skipped: [], issues: [{ source: path, path: '', message: `cannot read ${path}: ${why}` }] };
+  }
+  return loadArgoText(text, path);
 }
