@@ -6,8 +6,8 @@
 // Everything listens on 127.0.0.1 on free ports. Nodes get 127.0.0.x InternalIPs and pods IPs from
 // a loopback pod CIDR, so no object names a private-range address and nothing ever dials one.
 // Only the kube-apiserver's --service-cluster-ip-range is a 10.x range (it must be set; nothing dials it).
-// No kubelet API is served (kwok's --server-address/--node-port stay unset: kwok would bind 0.0.0.0),
-// so pod logs are not available. Each process runs under a tiny shell guard that kills it when
+// No kubelet API is served unless `podLogs` asks for it (then kwok's server binds 127.0.0.1 and every
+// node's InternalIP is 127.0.0.1; one log file stands for every container). Each process runs under a tiny shell guard that kills it when
 // this (test) process goes away, even by SIGKILL; stop() ends them by PID and removes the temp dir.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -53,6 +53,12 @@ export interface ControlPlaneOptions {
   extraStages?: string[];
   /** Print each component's log on stop (also when TANDEM_TEST_VERBOSE is set). */
   verbose?: boolean;
+  /**
+   * Serve pod logs as a kubelet does: kwok serves the kubelet API on 127.0.0.1 (TLS, the apiserver's
+   * certificate) and every node's InternalIP is 127.0.0.1, so the apiserver's log requests reach it.
+   * kwok runs no containers: every container of every pod has the log `writePodLog` wrote.
+   */
+  podLogs?: boolean;
 }
 
 export interface ControlPlane {
@@ -67,6 +73,8 @@ export interface ControlPlane {
   createNamespace(name: string): Promise<void>;
   /** Creates fake nodes managed by kwok and waits until they are Ready. */
   addNodes(nodes: NodeSpec[]): Promise<V1Node[]>;
+  /** With `podLogs`: the lines every container's log shows (kubectl logs, readNamespacedPodLog). */
+  writePodLog(lines: { stream?: 'stdout' | 'stderr'; text: string }[]): void;
   /**
    * A PersistentVolumeClaim bound to a static PersistentVolume of the same name (e.g. the shared
    * filesystem a deploy's modelVolume names), waited Bound. Nothing is mounted: kwok runs no containers.
@@ -268,7 +276,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     const tokens = join(dir, 'tokens.csv');
     writeFileSync(tokens, `${token},tandem-admin,tandem-admin,"system:masters"\n`, { mode: 0o600 });
 
-    const [etcdClient, etcdPeer, apiPort, kcmPort, schedPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
+    const [etcdClient, etcdPeer, apiPort, kcmPort, schedPort, kubeletPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
     const server = `https://127.0.0.1:${apiPort}`;
     const namespace = opts.namespace ?? 'tandem';
     const config = {
@@ -329,8 +337,18 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     ]);
     start('kube-scheduler', [...common, `--secure-port=${schedPort}`]);
     const stagesFile = join(dir, 'kwok.yaml');
-    writeFileSync(stagesFile, kwokStages(opts.extraStages));
-    start('kwok', [`--kubeconfig=${kubeconfigPath}`, `--config=${stagesFile}`, '--manage-all-nodes=false', '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake', `--cidr=${POD_CIDR}`, '--node-ip=127.0.0.1']);
+    const podLog = join(dir, 'pod.log');
+    const writePodLog = (lines: { stream?: 'stdout' | 'stderr'; text: string }[]) => {
+      if (!opts.podLogs) throw new Error('writePodLog: start the control plane with podLogs: true');
+      // The CRI log format kubelets read (and kwok with them): time, stream, F(ull line), text.
+      writeFileSync(podLog, lines.map((l) => `${new Date().toISOString()} ${l.stream ?? 'stdout'} F ${l.text}\n`).join(''));
+    };
+    // One ClusterLogs rule (no selector: every pod; no containers: every container) reading podLog.
+    const logsRule = `---\napiVersion: kwok.x-k8s.io/v1alpha1\nkind: ClusterLogs\nmetadata:\n  name: every-container\nspec:\n  logs:\n  - logsFile: ${JSON.stringify(podLog)}\n`;
+    writeFileSync(stagesFile, kwokStages(opts.extraStages) + (opts.podLogs ? logsRule : ''));
+    if (opts.podLogs) writePodLog([]);
+    const kubelet = opts.podLogs ? [`--server-address=127.0.0.1:${kubeletPort}`, `--node-port=${kubeletPort}`, `--tls-cert-file=${cert}`, `--tls-private-key-file=${key}`] : [];
+    start('kwok', [`--kubeconfig=${kubeconfigPath}`, `--config=${stagesFile}`, '--manage-all-nodes=false', '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake', `--cidr=${POD_CIDR}`, '--node-ip=127.0.0.1', ...kubelet]);
     await Promise.all([
       waitUntil('kube-controller-manager /healthz', 'kube-controller-manager', async () => (await probe(`https://127.0.0.1:${kcmPort}/healthz`, { insecure: true })).code === 200),
       waitUntil('kube-scheduler /healthz', 'kube-scheduler', async () => (await probe(`https://127.0.0.1:${schedPort}/healthz`, { insecure: true })).code === 200),
@@ -362,7 +380,8 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       for (const n of nodes) {
         const capacity: Record<string, string> = { cpu: n.cpu ?? '8', memory: n.memory ?? '32Gi', pods: String(n.pods ?? 110) };
         if (n.gpus) capacity['nvidia.com/gpu'] = String(n.gpus);
-        const ip = `127.0.0.${1 + (nextIp++ % 250)}`;
+        // The apiserver dials a node's InternalIP for logs: kwok's server listens on 127.0.0.1 only.
+        const ip = opts.podLogs ? '127.0.0.1' : `127.0.0.${1 + (nextIp++ % 250)}`;
         await admin.core.createNode({
           body: {
             apiVersion: 'v1',
@@ -411,7 +430,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
 
     await createNamespace(namespace);
     if (opts.nodes?.length) await addNodes(opts.nodes);
-    return { kubeconfigPath, server, token, namespace, kubeConfig, clients, createNamespace, addNodes, createClaim, log, stop };
+    return { kubeconfigPath, server, token, namespace, kubeConfig, clients, createNamespace, addNodes, createClaim, writePodLog, log, stop };
   } catch (e) {
     await stop();
     throw e;

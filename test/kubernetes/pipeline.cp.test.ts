@@ -5,10 +5,11 @@
 // 127.0.0.1, whose pods answer with the vLLM stand-in. The serving lifecycle itself (revisions,
 // failed gates, rollback) is serving-lifecycle.cp.test.ts.
 // A worker started in-process (test/helpers.ts startWorker) finds the cluster through KUBECONFIG.
+import { execFile } from 'node:child_process';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { KubeClients } from '../../backends/kubernetes/client.js';
 import { LocalServingBackend } from '../../backends/local-serving.js';
-import { spec, startWorker, tempDir, uniqueQueue, waitFor } from '../helpers.js';
+import { address, spec, startWorker, tempDir, uniqueQueue, waitFor } from '../helpers.js';
 import { startControlPlane, type ControlPlane } from './control-plane.js';
 import { KWOK_ANNOTATIONS } from './kwok-stages.js';
 import { startLoadBalancer, type LoadBalancer } from './load-balancer.js';
@@ -21,7 +22,9 @@ const home = tempDir('k8s-cp-pipeline');
 const ENV = ['KUBECONFIG', 'TANDEM_K8S_SERVICE_TYPE', 'TANDEM_K8S_NAMESPACE', 'TANDEM_K8S_STEP_IMAGE'];
 
 beforeAll(async () => {
-  cp = await startControlPlane({ nodes: [{ name: 'gpu-node-1', gpus: 8, cpu: '32', memory: '256Gi' }] });
+  // podLogs: kwok serves the kubelet API, so `tandem logs` reads pod logs through the apiserver.
+  cp = await startControlPlane({ nodes: [{ name: 'gpu-node-1', gpus: 8, cpu: '32', memory: '256Gi' }], podLogs: true });
+  cp.writePodLog([{ text: 'preprocess: reading corpus' }, { stream: 'stderr', text: 'preprocess: shard 3 is empty' }]);
   clients = cp.clients();
   // The shared filesystem the worker writes checkpoints to, as the claim the vLLM pods mount.
   await cp.createClaim('tandem-home');
@@ -84,6 +87,22 @@ test('a preprocess Job that exits 3 on every attempt fails the stage naming the 
   expect(mine.map((j) => j.metadata!.name!.replace(/^.*-preprocess-/, '')).sort()).toEqual(['1', '2']);
   for (const j of mine) expect(j.status?.conditions?.find((c) => c.type === 'Failed')).toMatchObject({ status: 'True', reason: 'BackoffLimitExceeded' });
   expect((await h.status()).stages.preprocess).toMatchObject({ status: 'failed', attempts: 2, runtime: 'kubernetes' });
+
+  // `tandem logs`, the CLI process as an operator runs it: each attempt's pod log, read from the Job's
+  // pod through the apiserver and the kubelet API (kwok's), with the workers' KUBECONFIG.
+  const logs = (...args: string[]) =>
+    new Promise<{ code: number; out: string; err: string }>((resolve) => {
+      const env = { ...process.env, NODE_OPTIONS: '', TEMPORAL_ADDRESS: address(), KUBECONFIG: cp.kubeconfigPath, TANDEM_K8S_NAMESPACE: cp.namespace };
+      execFile(process.execPath, ['bin/tandem.js', 'logs', 'k8s-cp-pre-fail', ...args], { encoding: 'utf8', env, timeout: 60_000 }, (e, out, err) => resolve({ code: e ? (typeof e.code === 'number' ? e.code : 1) : 0, out, err }));
+    });
+  const all = await logs('--stage', 'preprocess');
+  expect(all).toMatchObject({ code: 0, err: '' });
+  const body = 'preprocess: reading corpus\npreprocess: shard 3 is empty\n';
+  expect(all.out).toMatch(new RegExp(`^==> preprocess attempt 1: kubernetes( \\S+)? job ${NS}/\\S+-preprocess-1 <==\n${body}==> preprocess attempt 2: kubernetes( \\S+)? job ${NS}/\\S+-preprocess-2 <==\n${body}$`));
+  const second = await logs('--stage', 'preprocess', '--attempt', '2');
+  expect(second.out.split('\n')[0]).toMatch(/^==> preprocess attempt 2: kubernetes job \S+-preprocess-2 <==$/);
+  // The failure names the pod's last lines, read the same way.
+  expect(err.cause?.message).toContain('preprocess: shard 3 is empty');
 });
 
 test('preprocess fails, is retried as a new Job and succeeds; cancelling the run during train deletes the running Job and its pods', async () => {

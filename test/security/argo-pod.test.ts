@@ -1,15 +1,17 @@
 // A hostile Argo pod, end to end: a workflow submitted through the ArgoClient, run by the interpreter on
 // a real dev server with the local target and real bubblewrap. Its pod tries to read another workflow's
-// secret, TANDEM_HOME and the worker's /proc, to reach a port on the host's 127.0.0.1, and to have the
+// secret, TANDEM_HOME and the worker's /proc, to write into the home and /usr, to reach the Temporal
+// frontend and another port on the host's 127.0.0.1, and to have the
 // worker read a secret for it through an output parameter that is a symlink — each attempt fails, while
 // its own secret (envFrom) reaches it. The home sits inside the checkout, as the default .tandem does,
 // not under /tmp (the pod's own /tmp would hide a leak there).
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { prepare, type ArgoClient } from '../../argo/client.js';
 import type { ArgoStatus } from '../../argo/lang/types.js';
 import { startArgoHarness } from '../argo/harness.js';
+import { address } from '../helpers.js';
 
 const home = mkdtempSync(join(process.cwd(), '.argo-hostile-'));
 let client: ArgoClient;
@@ -38,6 +40,10 @@ test('a hostile pod reads no other secret, home or worker /proc, reaches no host
     home: `ls ${home}/argo`,
     workerProc: `cat /proc/${process.pid}/environ`,
     hostPort: `exec 3<>/dev/tcp/127.0.0.1/${(port.address() as { port: number }).port}`,
+    // The Temporal frontend the worker talks to (the dev server's has no auth).
+    temporal: `exec 3<>/dev/tcp/${address().replace(':', '/')}`,
+    writeHome: `echo x > ${home}/planted && test -f ${home}/planted`,
+    writeUsr: 'echo x > /usr/planted',
   };
   const probe = Object.entries(tries).map(([k, c]) => `if (${c}) >/dev/null 2>&1; then echo ESCAPED-${k}; else echo blocked-${k}; fi`).join('; ');
   const yaml = `apiVersion: argoproj.io/v1alpha1
@@ -76,4 +82,5 @@ spec:
   // As Argo's executor failing to save an output: the node errs, naming the parameter; nothing of the secret.
   expect([smuggle.phase, smuggle.message]).toEqual(['Error', "output parameter out: /tmp/out leads outside the pod's own files"]);
   expect(JSON.stringify(st)).not.toContain('hunter2');
+  expect(existsSync(join(home, 'planted'))).toBe(false); // at most in the pod's own (empty) view of the path
 });
