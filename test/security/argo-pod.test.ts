@@ -4,12 +4,14 @@
 // frontend and another port on the host's 127.0.0.1, and to have the
 // worker read a secret for it through an output parameter that is a symlink — each attempt fails, while
 // its own secret (envFrom) reaches it. The home sits inside the checkout, as the default .tandem does,
-// not under /tmp (the pod's own /tmp would hide a leak there).
+// not under /tmp (the pod's own /tmp would hide a leak there). And a template that calls itself ends at
+// Argo's recursion depth instead of overflowing the workflow thread's stack and killing the worker.
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { prepare, type ArgoClient } from '../../argo/client.js';
 import type { ArgoStatus } from '../../argo/lang/types.js';
+import { MAX_DEPTH_MESSAGE, MAX_TEMPLATE_DEPTH } from '../../workflows/argo/template.js';
 import { startArgoHarness } from '../argo/harness.js';
 import { address } from '../helpers.js';
 
@@ -83,4 +85,28 @@ spec:
   expect([smuggle.phase, smuggle.message]).toEqual(['Error', "output parameter out: /tmp/out leads outside the pod's own files"]);
   expect(JSON.stringify(st)).not.toContain('hunter2');
   expect(existsSync(join(home, 'planted'))).toBe(false); // at most in the pod's own (empty) view of the path
+});
+
+test('a template that calls itself stops at Argo\'s recursion depth as an Error node, and the worker goes on', async () => {
+  const yaml = `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {generateName: recurse-}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - {name: again, template: main}
+`;
+  const { id } = await client.submit(prepare('recurse.yaml', { text: yaml }), {});
+  const st = await client.wait(id);
+  expect(st.phase).toBe('Failed');
+  const nodes = Object.values(st.nodes);
+  const deepest = nodes.filter((n) => n.phase === 'Error');
+  expect(deepest.map((n) => [n.type, n.message])).toEqual([['Skipped', MAX_DEPTH_MESSAGE]]);
+  // The root, 98 nested calls of main and their step groups, then the node that was not run.
+  expect(nodes.filter((n) => n.type === 'Steps')).toHaveLength(MAX_TEMPLATE_DEPTH - 1);
+  // The same worker runs the next workflow (it used to die of a stack overflow here).
+  const next = await client.submit(prepare('next.yaml', { text: yaml.replace('recurse-', 'after-').replace('template: main}', 'template: leaf}').concat('  - name: leaf\n    container: {image: alpine, command: ["true"]}\n') }), {});
+  expect((await client.wait(next.id)).phase).toBe('Succeeded');
 });

@@ -22,8 +22,34 @@ const DISPLAY_NAME = 'workflows.argoproj.io/display-name';
 /** Argo's displayNameRegex (workflow/controller/operator.go). */
 const DISPLAY_NAME_RE = /^[a-zA-Z0-9][a-zA-Z0-9-.]{0,61}[a-zA-Z0-9]$/;
 
+/**
+ * Argo's maxAllowedStackDepth (workflow/controller/controller.go): a template call nested this deep is
+ * an Error node, as Argo marks it (type Skipped: the node did not exist yet). Without it a template
+ * that calls itself recursed until the workflow thread's stack overflowed, killing the worker. No
+ * patch: no recorded history reaches this depth (such a run never completed a workflow task).
+ */
+export const MAX_TEMPLATE_DEPTH = 100;
+export const MAX_DEPTH_MESSAGE = 'Maximum recursion depth exceeded. See https://argo-workflows.readthedocs.io/en/release-3.7/scaling/#maximum-recursion-depth';
+
+/** How many template calls enclose a node: its ancestors, without step/task groups and retry attempts (one call with their Retry node). */
+function callDepth(ctx: RunContext, parentId: string | undefined): number {
+  let depth = 0;
+  for (let id = parentId, guard = 0; id !== undefined && guard < 10 * MAX_TEMPLATE_DEPTH; guard++) {
+    const n: ArgoNode | undefined = ctx.status.nodes[id];
+    if (!n) break;
+    const parent = n.parentId === undefined ? undefined : ctx.status.nodes[n.parentId];
+    if (n.type !== 'StepGroup' && n.type !== 'TaskGroup' && parent?.type !== 'Retry') depth++;
+    id = n.parentId;
+  }
+  return depth;
+}
+
 /** Runs one template call; successful results of a memoized template are stored in its cache. */
 export async function runTemplate(ctx: RunContext, call: Call): Promise<NodeResult> {
+  if (callDepth(ctx, call.parentId) + 1 >= MAX_TEMPLATE_DEPTH) {
+    const node = ctx.nodes.add({ name: call.name, displayName: call.displayName, type: 'Skipped', parentId: call.parentId, templateName: String(call.template.name) });
+    return finish(node, 'Error', MAX_DEPTH_MESSAGE);
+  }
   const memo = call.template.memoize as Json | undefined;
   if (!memo || ctx.input.reuse?.[call.name] || !patched(ARGO_PATCHES.memoize)) return runUncached(ctx, call);
   const key = memoKey(memo, call, ctx.global, ctx.wfArtifacts);
