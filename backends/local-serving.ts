@@ -197,9 +197,14 @@ export class LocalServingBackend {
     record.sandboxed ??= this.options.isolation === 'sandbox';
     // Sandboxed: only the installation, its checkpoint (read-only) and its work/ directory are visible;
     // the host's network, since the readiness gate and clients reach it on 127.0.0.1.
-    const run: { command: string[]; work: string; extra: Record<string, string> } = record.sandboxed
-      ? { ...sandboxedCommand(command, { what: `deployment ${record.name}`, dir, home: this.home, readOnly: [record.checkpoint], network: 'host' }), extra: { TMPDIR: '/tmp' } }
-      : { command, work: dir, extra: {} };
+    let run: { command: string[]; work: string; extra: Record<string, string> } = { command, work: dir, extra: {} };
+    if (record.sandboxed) {
+      const s = sandboxedCommand(command, { what: `deployment ${record.name}`, dir, home: this.home, readOnly: [record.checkpoint], network: 'host' });
+      // bwrap dies with its parent (--die-with-parent), and a model server outlives the worker that
+      // started it (a restarted worker adopts it; `tandem dev --keep`): a shell of its own process
+      // group is that parent, as for local jobs; stopping the group stops shell, bwrap and server.
+      run = { command: ['/bin/sh', '-c', '"$@"', 'tandem-serve', ...s.command], work: s.work, extra: { TMPDIR: '/tmp' } };
+    }
     const log = openSync(join(dir, 'server.log'), 'a');
     const child = spawn(run.command[0]!, run.command.slice(1), {
       cwd: run.work,
