@@ -92,7 +92,12 @@ test('tandem dev owns its server, state and model servers: Ctrl-C stops them, --
   const second = await tandem(['dev', '--port', String(await freePort()), '--ui-port', String(await freePort()), '--state', state]);
   expect(second.code).toBe(2);
   expect(second.err).toMatch(/state directory .* is in use by another `tandem dev` \(pid \d+\)/);
-  for (const id of ['dev-a', 'dev-b']) expect(await tandem(['run', spec, '--address', dev.address, '--id', id, '--json'])).toMatchObject({ code: 0 });
+  // A failed run shows its error and last progress lines in the assertion's diff.
+  const ran = async (id: string, address = dev.address) => {
+    const r = await tandem(['run', spec, '--address', address, '--id', id, '--json']);
+    return { id, code: r.code, ...(r.code ? { err: r.err, last: r.out.trim().split('\n').slice(-3) } : {}) };
+  };
+  for (const id of ['dev-a', 'dev-b']) expect(await ran(id)).toEqual({ id, code: 0 });
   let list = await rows(state);
   expect(list.map((r) => [r.name, r.revision, r.state, r.retiredBy])).toEqual([
     ['devtest-dev-a', 1, 'retired', 'devtest-dev-b'],
@@ -108,7 +113,7 @@ test('tandem dev owns its server, state and model servers: Ctrl-C stops them, --
 
   // Session 2, without --keep: a third revision retires the kept one; Ctrl-C stops what it started.
   const dev2 = await startDev(['--port', String(port), '--ui-port', String(uiPort), '--state', state]);
-  expect(await tandem(['run', spec, '--address', dev2.address, '--id', 'dev-c', '--json'])).toMatchObject({ code: 0 });
+  expect(await ran('dev-c', dev2.address)).toEqual({ id: 'dev-c', code: 0 });
   list = await rows(state);
   expect(list.map((r) => [r.revision, r.state])).toEqual([
     [1, 'retired'],
