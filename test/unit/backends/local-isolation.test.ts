@@ -4,6 +4,9 @@
 import { chooseIsolation } from '../../../backends/local-jobs.js';
 import { loadWorkerConfig } from '../../../config/worker.js';
 import { ConfigError } from '../../../config/errors.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const works = () => ({ bwrap: '/usr/bin/bwrap' });
 const missing = () => ({ error: 'Tandem runs every local Argo pod and local pipeline job in a bubblewrap sandbox, and bwrap is not installed: run scripts/argo/install.sh (Debian package bubblewrap)' });
@@ -28,8 +31,11 @@ test('explicit modes are taken as they are, without probing', () => {
 });
 
 test('TANDEM_LOCAL_ISOLATION: auto by default, a bad value named', () => {
-  expect(loadWorkerConfig({ TANDEM_HOME: '/tmp/x' }).localIsolation).toBe('auto');
-  expect(loadWorkerConfig({ TANDEM_HOME: '/tmp/x', TANDEM_LOCAL_ISOLATION: 'none' }).localIsolation).toBe('none');
-  expect(() => loadWorkerConfig({ TANDEM_HOME: '/tmp/x', TANDEM_LOCAL_ISOLATION: 'off' })).toThrow(ConfigError);
-  expect(() => loadWorkerConfig({ TANDEM_HOME: '/tmp/x', TANDEM_LOCAL_ISOLATION: 'off' })).toThrow(/TANDEM_LOCAL_ISOLATION.*must be auto, sandbox or none/s);
+  // A home of its own: a fixed /tmp path may be a file on a shared machine (TANDEM_HOME is checked too).
+  const home = mkdtempSync(join(tmpdir(), 'tandem-isolation-'));
+  expect(loadWorkerConfig({ TANDEM_HOME: home }).localIsolation).toBe('auto');
+  expect(loadWorkerConfig({ TANDEM_HOME: home, TANDEM_LOCAL_ISOLATION: 'none' }).localIsolation).toBe('none');
+  expect(() => loadWorkerConfig({ TANDEM_HOME: home, TANDEM_LOCAL_ISOLATION: 'off' })).toThrow(ConfigError);
+  expect(() => loadWorkerConfig({ TANDEM_HOME: home, TANDEM_LOCAL_ISOLATION: 'off' })).toThrow(/TANDEM_LOCAL_ISOLATION.*must be auto, sandbox or none/s);
+  rmSync(home, { recursive: true });
 });
