@@ -100,7 +100,7 @@ test('a preprocess Job that exits 3 on every attempt fails the stage naming the 
   const body = 'preprocess: reading corpus\npreprocess: shard 3 is empty\n';
   expect(all.out).toMatch(new RegExp(`^==> preprocess attempt 1: kubernetes( \\S+)? job ${NS}/\\S+-preprocess-1 <==\n${body}==> preprocess attempt 2: kubernetes( \\S+)? job ${NS}/\\S+-preprocess-2 <==\n${body}$`));
   const second = await logs('--stage', 'preprocess', '--attempt', '2');
-  expect(second.out.split('\n')[0]).toMatch(/^==> preprocess attempt 2: kubernetes job \S+-preprocess-2 <==$/);
+  expect(second.out.split('\n')[0]).toMatch(/^==> preprocess attempt 2: kubernetes( \S+)? job \S+-preprocess-2 <==$/);
   // The failure names the pod's last lines, read the same way.
   expect(err.cause?.message).toContain('preprocess: shard 3 is empty');
 });
