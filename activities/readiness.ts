@@ -9,7 +9,10 @@ import { parseJsonLimited } from '../contract/limits.js';
 type Gate = 'health' | 'models' | 'completion';
 
 async function fetchJson(url: string, init?: RequestInit): Promise<{ status: number; body: unknown }> {
-  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(5000) });
+  // Never a redirect: the gate dials the endpoint it was given (a local one only on the loopback),
+  // not wherever the server sends it (a metadata service, a private address).
+  const res = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(5000) });
+  if (res.status >= 300 && res.status < 400) return { status: res.status, body: 'a redirect, which gates do not follow' };
   const text = await res.text();
   let body: unknown = text;
   try {
@@ -29,7 +32,7 @@ export async function checkReadiness({ deployment, prompt, timeoutMs }: Readines
     try {
       if (gate === 'health') {
         const r = await fetchJson(`${deployment.endpoint}/health`);
-        last = `/health answered ${r.status}`;
+        last = `/health answered ${r.status}${r.status >= 300 && r.status < 400 ? ' (a redirect, which gates do not follow)' : ''}`;
         if (r.status === 200) {
           observeGate('health', true);
           gate = 'models';

@@ -11,7 +11,7 @@ import { failure } from '../contract/failures.js';
 import { parseJsonLimited } from '../contract/limits.js';
 import { jobEnv, unspawnable } from './job-env.js';
 import { probeSandbox } from '../activities/argo/sandbox.js';
-import { sandboxedCommand } from './local-sandbox.js';
+import { readWorkloadFile, sandboxedCommand } from './local-sandbox.js';
 import { findExecutable } from '../argo/local-command.js';
 import type { LocalIsolationMode } from '../config/worker.js';
 
@@ -204,9 +204,9 @@ export class LocalJobBackend implements JobBackend {
   private progress(dir: string): JobProgress | undefined {
     try {
       // A sandboxed job writes it in its scratch directory; a plain one beside its job record.
-      const file = [join(dir, 'work', 'progress.json'), join(dir, 'progress.json')].find((f) => existsSync(f));
-      if (!file || statSync(file).size > MAX_PROGRESS_BYTES) return undefined;
-      return parseJsonLimited(readFileSync(file, 'utf8')) as JobProgress;
+      // Written by the job: no symlink, FIFO (which would block the worker) or oversized file is read.
+      const text = [join(dir, 'work', 'progress.json'), join(dir, 'progress.json')].map((f) => readWorkloadFile(f, MAX_PROGRESS_BYTES)).find((t) => t !== undefined);
+      return text === undefined ? undefined : (parseJsonLimited(text) as JobProgress);
     } catch {
       return undefined; // absent, or caught mid-write: the next poll sees it
     }

@@ -13,12 +13,21 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { builtinCommand } from '../programs/commands.js';
-import { isAlive, killGroup, processStartTime } from './proc.js';
+import { groupAlive, isAlive, killGroup, processStartTime } from './proc.js';
 import { failure } from '../contract/failures.js';
 import { jobEnv, unspawnable } from './job-env.js';
 import { DEFAULTS } from '../config/defaults.js';
+import { LOCAL_ISOLATION_MODES, type LocalIsolationMode } from '../config/worker.js';
+import { chooseIsolation } from './local-jobs.js';
 import { parseJsonLimited } from '../contract/limits.js';
-import { sandboxedCommand } from './local-sandbox.js';
+import { checkpointBindProblem, readWorkloadFile, sandboxedCommand } from './local-sandbox.js';
+
+/** The isolation TANDEM_LOCAL_ISOLATION gives (auto: the sandbox where bubblewrap works), as chooseIsolation decides for workers. */
+function defaultIsolation(): 'sandbox' | 'none' {
+  const v = process.env.TANDEM_LOCAL_ISOLATION;
+  const mode: LocalIsolationMode = (LOCAL_ISOLATION_MODES as readonly string[]).includes(v ?? '') ? (v as LocalIsolationMode) : 'auto';
+  return chooseIsolation(mode, false).isolation;
+}
 
 /** Where a deployment's server writes its endpoint: its work/ directory when sandboxed, else its own directory. */
 export const endpointFiles = (dir: string): string[] => [join(dir, 'work', 'endpoint.json'), join(dir, 'endpoint.json')];
@@ -143,11 +152,12 @@ export class LocalServingBackend {
    * gate dials it, and must never be pointed at another host (a metadata service, a private address).
    */
   private endpoint(name: string, strict = false): string | undefined {
-    const f = endpointFiles(this.dir(name)).find((p) => existsSync(p));
-    if (!f) return undefined;
+    // Written by the server (tenant code when sandboxed): no symlink, FIFO or big file is followed.
+    const text = endpointFiles(this.dir(name)).map((p) => readWorkloadFile(p, 4096)).find((t) => t !== undefined);
+    if (text === undefined) return undefined;
     let url: unknown;
     try {
-      url = (parseJsonLimited(readFileSync(f, 'utf8'), 8, 4096) as { url?: unknown }).url;
+      url = (parseJsonLimited(text, 8, 4096) as { url?: unknown }).url;
     } catch {
       return undefined; // half-written: read again on the next poll
     }
@@ -193,17 +203,25 @@ export class LocalServingBackend {
     const dir = this.dir(record.name);
     mkdirSync(dir, { recursive: true });
     for (const f of endpointFiles(dir)) rmSync(f, { force: true });
-    // A new deployment takes the worker's isolation; a rollback starts it as it ran before.
-    record.sandboxed ??= this.options.isolation === 'sandbox';
+    // A new deployment takes the worker's isolation; a rollback starts it as it ran before. Without
+    // either (a record older than the sandbox, or a backend built without options: the CLI's
+    // `deployments rollback`), TANDEM_LOCAL_ISOLATION decides as for the workers: sandboxed where it can be.
+    record.sandboxed ??= (this.options.isolation ?? defaultIsolation()) === 'sandbox';
     // Sandboxed: only the installation, its checkpoint (read-only) and its work/ directory are visible;
     // the host's network, since the readiness gate and clients reach it on 127.0.0.1.
     let run: { command: string[]; work: string; extra: Record<string, string> } = { command, work: dir, extra: {} };
     if (record.sandboxed) {
+      // A fresh root and work/ each start: a rolled-back revision's earlier server could write both
+      // (bound at / and as its cwd) and plant symlinks the sandbox builder would follow.
+      for (const d of ['root', 'work', 'volumes']) rmSync(join(dir, d), { recursive: true, force: true });
+      const bad = checkpointBindProblem(record.checkpoint, this.home);
+      if (bad) throw failure('InvalidRequest', `deployment ${record.name}: checkpoint ${record.checkpoint} is not served: ${bad}`);
       const s = sandboxedCommand(command, { what: `deployment ${record.name}`, dir, home: this.home, readOnly: [record.checkpoint], network: 'host' });
       // bwrap dies with its parent (--die-with-parent), and a model server outlives the worker that
       // started it (a restarted worker adopts it; `tandem dev --keep`): a shell of its own process
       // group is that parent, as for local jobs; stopping the group stops shell, bwrap and server.
-      run = { command: ['/bin/sh', '-c', '"$@"', 'tandem-serve', ...s.command], work: s.work, extra: { TMPDIR: '/tmp' } };
+      // (`; exit $?`: bash as /bin/sh would otherwise exec the last command, and bwrap's parent be the worker.)
+      run = { command: ['/bin/sh', '-c', '"$@"; exit $?', 'tandem-serve', ...s.command], work: s.work, extra: { TMPDIR: '/tmp' } };
     }
     const log = openSync(join(dir, 'server.log'), 'a');
     const child = spawn(run.command[0]!, run.command.slice(1), {
@@ -225,13 +243,16 @@ export class LocalServingBackend {
     writeFileSync(join(this.dir(record.name), 'deployment.json'), JSON.stringify(record, null, 2), { mode: 0o600 });
   }
 
-  /** Stops the server's process group: SIGTERM, then SIGKILL after 5 s. */
+  /**
+   * Stops the server's process group: SIGTERM, then SIGKILL after 5 s. It waits for the whole group,
+   * not only its leader (a sandboxed server's is a shell): a stopped revision no longer holds its port.
+   */
   private async kill(rec: DeploymentRecord): Promise<void> {
-    if (!isAlive(rec.pid, rec.startTime)) return;
+    if (!isAlive(rec.pid, rec.startTime)) return; // (its pid may belong to another process by now: never signalled)
     killGroup(rec.pid, 'SIGTERM');
     const deadline = Date.now() + 5000;
-    while (isAlive(rec.pid, rec.startTime) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    if (isAlive(rec.pid, rec.startTime)) killGroup(rec.pid, 'SIGKILL');
+    while ((isAlive(rec.pid, rec.startTime) || groupAlive(rec.pid)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    if (isAlive(rec.pid, rec.startTime) || groupAlive(rec.pid)) killGroup(rec.pid, 'SIGKILL');
   }
 
   /** Stops a deployment's server and keeps its record (state `stopped`, or `retired` by `by`). False if unknown. */

@@ -1,5 +1,5 @@
 // Process liveness that survives PID reuse: a pid is "ours" only if its start time still matches.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** Start time of a process in clock ticks since boot (field 22 of /proc/<pid>/stat), or undefined. */
 export function processStartTime(pid: number): { start: number; zombie: boolean } | undefined {
@@ -26,4 +26,27 @@ export function killGroup(pgid: number, signal: NodeJS.Signals): void {
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
   }
+}
+
+/**
+ * Whether any live (not zombie) process is in process group `pgid` (Linux /proc). Linux keeps a pid
+ * from being reused while a group of that id has members, so this is the group that was started.
+ */
+export function groupAlive(pgid: number): boolean {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return false;
+  }
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return false;
 }

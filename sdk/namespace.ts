@@ -16,7 +16,8 @@ export function missingNamespace(err: unknown): string | undefined {
   if (err instanceof NamespaceMissing || err instanceof NamespaceNotFoundError) return err.namespace;
   const e = err as { code?: number; details?: string; message?: string } | undefined;
   if (e?.code !== 5) return undefined; // gRPC NOT_FOUND
-  return /Namespace (\S+) is not found/.exec(e.details ?? e.message ?? '')?.[1];
+  // The server's whole message (serviceerror.NewNamespaceNotFound), not text that merely contains it.
+  return /^(?:5 NOT_FOUND: )?Namespace (\S+) is not found\.?$/.exec(e.details ?? e.message ?? '')?.[1];
 }
 
 /** `err` as NamespaceMissing when it reports a missing namespace; otherwise `err` itself. */

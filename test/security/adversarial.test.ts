@@ -6,7 +6,7 @@
 // (backends/local-serving.ts, the same sandbox with the host network) reads nothing of the home but its
 // checkpoint, and cannot point the readiness gate off the loopback. Homes sit outside /tmp (the
 // sandbox's own /tmp hid the leak before) and inside the checkout, as the default .tandem does.
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { AuditLog, canonicalJson, loadAuditKey, readAudit, recordHash, verifyAudit } from '../../audit/log.js';
@@ -19,7 +19,7 @@ import { Rng } from '../../programs/rng.js';
 
 const base = mkdtempSync(join(process.cwd(), '.security-test-'));
 afterAll(async () => {
-  for (const home of ['home-serve', 'home-url']) for (const d of new LocalServingBackend(join(base, home)).list()) await new LocalServingBackend(join(base, home)).undeploy(d.name);
+  for (const home of ['home-serve', 'home-url', 'home-link', 'home-fifo']) for (const d of new LocalServingBackend(join(base, home)).list()) await new LocalServingBackend(join(base, home)).undeploy(d.name);
   rmSync(base, { recursive: true, force: true });
 });
 
@@ -140,13 +140,17 @@ test('a malicious model server (a spec\'s deploy command) reads no secret, home,
     secret: `cat ${home}/argo/secrets/other/password`,
     otherRun: `cat ${home}/runs/other/data/private`,
     home: `ls ${home}/argo`,
-    deploymentRecord: `cat ${home}/deployments/evil/deployment.json`,
+    serverLog: `cat ${home}/deployments/evil/server.log`, // exists before the server starts
     workerProc: `cat /proc/${process.pid}/environ`,
     writeCheckpoint: `echo x > ${checkpoint}/planted`,
     writeUsr: 'echo x > /usr/planted',
   };
-  // The host network is the one capability a model server has (the readiness gate dials it on 127.0.0.1).
-  const script = [...Object.entries(tries).map(([k, c]) => `if (${c}) >/dev/null 2>&1; then echo "ESCAPED ${k}"; else echo "blocked ${k}"; fi`), 'exec "$@"'].join('\n');
+  // The host network is the one capability a model server has (the readiness gate dials it on 127.0.0.1):
+  // reaching a host port is the probe's positive control (the same /dev/tcp attempt a pipeline job fails).
+  const server = createServer((c) => c.end('hello')).listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const control = `if (exec 3<>/dev/tcp/127.0.0.1/${(server.address() as { port: number }).port}) >/dev/null 2>&1; then echo "reached host port"; else echo "no host network"; fi`;
+  const script = [...Object.entries(tries).map(([k, c]) => `if (${c}) >/dev/null 2>&1; then echo "ESCAPED ${k}"; else echo "blocked ${k}"; fi`), control, 'exec "$@"'].join('\n');
   const s = new LocalServingBackend(home, { isolation: 'sandbox' });
   const d = await s.deploy({ name: 'evil', model: 'm', checkpoint, command: ['/bin/bash', '-c', script, 'evil', ...builtinCommand('serve')] });
   expect(d.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -157,11 +161,48 @@ test('a malicious model server (a spec\'s deploy command) reads no secret, home,
   }
   expect(health).toBe(200); // the checkpoint inside the hidden home was loaded
   const log = readFileSync(join(home, 'deployments', 'evil', 'server.log'), 'utf8').trim().split('\n');
-  expect(log.slice(0, Object.keys(tries).length)).toEqual(Object.keys(tries).map((k) => `blocked ${k}`));
+  server.close();
+  expect(log.slice(0, Object.keys(tries).length + 1)).toEqual([...Object.keys(tries).map((k) => `blocked ${k}`), 'reached host port']);
   expect(existsSync(join(checkpoint, 'planted'))).toBe(false);
-  // Stopping it stops the sandbox and the server in it.
+  // Stopping it stops the sandbox and the server in it (stop waits for its whole process group).
   await s.stop('evil');
   await expect(fetch(`${d.endpoint}/health`)).rejects.toThrow();
+});
+
+test('a checkpoint a training job replaced by a symlink (to the home) is refused, at deploy and at rollback', async () => {
+  const { home, checkpoint } = hostileHome('home-link');
+  const s = new LocalServingBackend(home, { isolation: 'sandbox' });
+  await s.deploy({ name: 'linked', model: 'm', checkpoint });
+  await s.stop('linked');
+  // The run's train job can write its checkpoints directory: it swaps step-1 for a link to the home.
+  rmSync(checkpoint, { recursive: true });
+  symlinkSync(home, checkpoint);
+  await expect(s.rollback('linked', 'linked')).rejects.toThrow(`deployment linked: checkpoint ${checkpoint} is not served: not a directory (a checkpoint is a directory; a symlink is refused)`);
+  const parent = join(home, 'runs', 'mine', 'checkpoints');
+  rmSync(checkpoint);
+  mkdirSync(join(home, 'runs', 'elsewhere'), { recursive: true });
+  renameSync(parent, join(home, 'runs', 'elsewhere', 'checkpoints'));
+  symlinkSync(join(home, 'runs', 'elsewhere', 'checkpoints'), parent);
+  mkdirSync(checkpoint, { recursive: true }); // through the link: a real directory, at the other run's
+  await expect(s.deploy({ name: 'linked2', model: 'm', checkpoint })).rejects.toThrow(`${parent} is a symlink`);
+  await expect(s.deploy({ name: 'home', model: 'm', checkpoint: home })).rejects.toThrow('it contains TANDEM_HOME');
+  await expect(s.deploy({ name: 'secrets', model: 'm', checkpoint: join(home, 'argo', 'secrets') })).rejects.toThrow("inside TANDEM_HOME but not in a run's checkpoints");
+  expect(s.rows().filter((r) => r.alive)).toEqual([]);
+});
+
+test('an endpoint file that is a FIFO, a symlink to a secret or huge blocks nothing and is never read', async () => {
+  const { home, checkpoint } = hostileHome('home-fifo');
+  const s = new LocalServingBackend(home, { isolation: 'sandbox' });
+  const secret = join(home, 'argo', 'secrets', 'other', 'password');
+  // Each server plants its endpoint file, then stays up without writing a real one: the deploy times out.
+  const plants = { fifo: 'mkfifo "$TANDEM_ENDPOINT_FILE"', link: `ln -s ${secret} "$TANDEM_ENDPOINT_FILE"`, huge: 'head -c 100000 /dev/zero | tr "\\0" " " > "$TANDEM_ENDPOINT_FILE"' };
+  for (const [name, plant] of Object.entries(plants)) {
+    const err = (await s.deploy({ name, model: 'm', checkpoint, command: ['/bin/sh', '-c', `${plant}; exec sleep 60`], bindTimeoutMs: 1500 }).catch((e: unknown) => e)) as Error;
+    expect(err.message).toBe(`model server for ${name} did not bind a port within 1500 ms`);
+    expect(err.message).not.toContain('hunter2');
+    expect(s.rows().find((r) => r.name === name)?.endpoint).toBeUndefined();
+    await s.undeploy(name);
+  }
 });
 
 test('a model server that writes an endpoint off the loopback fails its deploy and is stopped: the gate never dials it', async () => {

@@ -43,7 +43,7 @@ test('a hostile pod reads no other secret, home or worker /proc, reaches no host
     workerProc: `cat /proc/${process.pid}/environ`,
     hostPort: `exec 3<>/dev/tcp/127.0.0.1/${(port.address() as { port: number }).port}`,
     // The Temporal frontend the worker talks to (the dev server's has no auth).
-    temporal: `exec 3<>/dev/tcp/${address().replace(':', '/')}`,
+    temporal: `exec 3<>/dev/tcp/127.0.0.1/${new URL(`http://${address()}`).port}`,
     writeHome: `echo x > ${home}/planted && test -f ${home}/planted`,
     writeUsr: 'echo x > /usr/planted',
   };

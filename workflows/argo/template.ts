@@ -26,7 +26,9 @@ const DISPLAY_NAME_RE = /^[a-zA-Z0-9][a-zA-Z0-9-.]{0,61}[a-zA-Z0-9]$/;
  * Argo's maxAllowedStackDepth (workflow/controller/controller.go): a template call nested this deep is
  * an Error node, as Argo marks it (type Skipped: the node did not exist yet). Without it a template
  * that calls itself recursed until the workflow thread's stack overflowed, killing the worker. No
- * patch: no recorded history reaches this depth (such a run never completed a workflow task).
+ * patch: a run that recursed without waiting never completed a workflow task, and one that waited for
+ * a pod at each level could only pass depth 99 where real Argo stops it; an in-flight run that deep
+ * at the upgrade fails its replay (nondeterminism) instead of going on (docs/argo.md).
  */
 export const MAX_TEMPLATE_DEPTH = 100;
 export const MAX_DEPTH_MESSAGE = 'Maximum recursion depth exceeded. See https://argo-workflows.readthedocs.io/en/release-3.7/scaling/#maximum-recursion-depth';
