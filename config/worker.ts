@@ -107,7 +107,7 @@ export interface WorkerConfig extends CliConfig, ClusterConfig {
   audit: AuditConfig;
   /** TANDEM_METRICS_*, TANDEM_LOG_*: the /metrics endpoint and the log format (observe/). */
   observe: ObserveConfig;
-  /** TANDEM_LOCAL_ISOLATION: how local pipeline jobs are isolated (backends/local-jobs.ts `chooseIsolation`). */
+  /** TANDEM_LOCAL_ISOLATION: how local pipeline jobs and model servers are isolated (backends/local-jobs.ts `chooseIsolation`). */
   localIsolation: LocalIsolationMode;
   /** TANDEM_WORKER_*: how much work the worker takes at once (its slots and workflow cache). */
   slots: WorkerSlots;
