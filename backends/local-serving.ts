@@ -17,16 +17,14 @@ import { groupAlive, isAlive, killGroup, processStartTime } from './proc.js';
 import { failure } from '../contract/failures.js';
 import { jobEnv, unspawnable } from './job-env.js';
 import { DEFAULTS } from '../config/defaults.js';
-import { LOCAL_ISOLATION_MODES, type LocalIsolationMode } from '../config/worker.js';
+import { localIsolationMode } from '../config/worker.js';
 import { chooseIsolation } from './local-jobs.js';
 import { parseJsonLimited } from '../contract/limits.js';
 import { checkpointBindProblem, readWorkloadFile, sandboxedCommand } from './local-sandbox.js';
 
 /** The isolation TANDEM_LOCAL_ISOLATION gives (auto: the sandbox where bubblewrap works), as chooseIsolation decides for workers. */
 function defaultIsolation(): 'sandbox' | 'none' {
-  const v = process.env.TANDEM_LOCAL_ISOLATION;
-  const mode: LocalIsolationMode = (LOCAL_ISOLATION_MODES as readonly string[]).includes(v ?? '') ? (v as LocalIsolationMode) : 'auto';
-  return chooseIsolation(mode, false).isolation;
+  return chooseIsolation(localIsolationMode(), false).isolation;
 }
 
 /** Where a deployment's server writes its endpoint: its work/ directory when sandboxed, else its own directory. */

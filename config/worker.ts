@@ -28,6 +28,12 @@ import { ConfigError, type ConfigIssue } from './errors.js';
 export const LOCAL_ISOLATION_MODES = ['auto', 'sandbox', 'none'] as const;
 export type LocalIsolationMode = (typeof LOCAL_ISOLATION_MODES)[number];
 
+/** TANDEM_LOCAL_ISOLATION alone, for code that starts local workloads outside a worker (`tandem deployments rollback`); a bad value is the workers' error to report, here `auto`. */
+export function localIsolationMode(env: Env = process.env): LocalIsolationMode {
+  const v = env.TANDEM_LOCAL_ISOLATION;
+  return (LOCAL_ISOLATION_MODES as readonly string[]).includes(v ?? '') ? (v as LocalIsolationMode) : 'auto';
+}
+
 export type Env = Record<string, string | undefined>;
 
 /**
