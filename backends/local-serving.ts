@@ -20,6 +20,7 @@ import { DEFAULTS } from '../config/defaults.js';
 import { localIsolationMode } from '../config/worker.js';
 import { chooseIsolation } from './local-jobs.js';
 import { parseJsonLimited } from '../contract/limits.js';
+import { isLoopbackHost } from '../contract/endpoint-url.js';
 import { checkpointBindProblem, readWorkloadFile, sandboxedCommand } from './local-sandbox.js';
 
 /** The isolation TANDEM_LOCAL_ISOLATION gives (auto: the sandbox where bubblewrap works), as chooseIsolation decides for workers. */
@@ -29,8 +30,6 @@ function defaultIsolation(): 'sandbox' | 'none' {
 
 /** Where a deployment's server writes its endpoint: its work/ directory when sandboxed, else its own directory. */
 export const endpointFiles = (dir: string): string[] => [join(dir, 'work', 'endpoint.json'), join(dir, 'endpoint.json')];
-
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /** Why `url` is not an endpoint the worker may dial: not http(s), not on the host's loopback, credentials in it. */
 export function loopbackProblem(url: unknown): string | undefined {
@@ -43,7 +42,7 @@ export function loopbackProblem(url: unknown): string | undefined {
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return `scheme ${u.protocol} (only http and https)`;
   if (u.username || u.password) return 'credentials in the URL';
-  if (!LOOPBACK.has(u.hostname)) return `host ${u.hostname} is not the loopback (a local model server binds 127.0.0.1)`;
+  if (!isLoopbackHost(u.hostname)) return `host ${u.hostname} is not the loopback (a local model server binds 127.0.0.1)`;
   return undefined;
 }
 

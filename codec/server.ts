@@ -21,6 +21,7 @@ import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { AesGcmCodec, ENCODING_ENCRYPTED, METADATA_KEY_ID } from './aes-gcm.js';
 import type { CodecKeys } from './keys.js';
 import { parseJsonLimited } from '../contract/limits.js';
+import { isLoopbackHost, LOOPBACK_HOSTS } from '../contract/endpoint-url.js';
 
 /** The Web UI's forwarded access token, checked against the issuer's keys. */
 export interface CodecServerOidc {
@@ -70,7 +71,6 @@ export interface CodecServer {
 }
 
 const ALLOWED_HEADERS = 'Content-Type, X-Namespace, Authorization';
-const LOOPBACK_HOSTS = ['127.0.0.1', 'localhost', '[::1]'];
 /** JWS algorithms accepted (never `none` or HMAC with a public key: jose refuses those anyway). */
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 const DEFAULT_MAX_BODY = 8 * 1024 * 1024;
@@ -143,8 +143,6 @@ export function tenantsOf(claim: unknown): string[] {
   return [...new Set(values.map((v) => v.split(':')[0]!.trim()).filter(Boolean))];
 }
 
-const hostName = (h: string) => (h.startsWith('[') ? h.slice(0, h.indexOf(']') + 1) : h.split(':')[0]!).toLowerCase();
-export const isLoopbackHost = (h: string) => LOOPBACK_HOSTS.includes(hostName(h)) || /^127\.\d+\.\d+\.\d+$/.test(hostName(h));
 
 async function discoverJwks(issuer: string): Promise<string> {
   const url = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;

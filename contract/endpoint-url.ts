@@ -66,3 +66,10 @@ export function endpointUrlProblem(text: string): string | undefined {
   const why = forbiddenHost(url.hostname);
   return why ? `must not point at ${why}` : undefined;
 }
+
+/** The host names of this machine's loopback (the codec server answers them; local model servers bind them). */
+export const LOOPBACK_HOSTS = ['127.0.0.1', 'localhost', '[::1]'];
+
+const hostName = (h: string) => (h.startsWith('[') ? h.slice(0, h.indexOf(']') + 1) : h.split(':')[0]!).toLowerCase();
+/** Whether a host (or host:port) is the loopback: 127.0.0.0/8, localhost, [::1]. */
+export const isLoopbackHost = (h: string) => LOOPBACK_HOSTS.includes(hostName(h)) || /^127\.\d+\.\d+\.\d+$/.test(hostName(h));
