@@ -77,6 +77,12 @@ export const DEFAULTS = {
 
   /** A worker's concurrent activity executions (TANDEM_WORKER_MAX_ACTIVITIES; Temporal's default). */
   workerMaxActivities: 100,
+  /**
+   * A worker's long waits at once, beside those (TANDEM_WORKER_MAX_WATCHES; workers/slots.ts): jobs
+   * watched to their end, rollouts, readiness gates. Each is a poll loop and a heartbeat, a few tens of
+   * KB; past the bound the worker takes no more activity tasks.
+   */
+  workerMaxWatches: 500,
   /** A worker's concurrent workflow tasks (TANDEM_WORKER_MAX_WORKFLOW_TASKS; Temporal's default). */
   workerMaxWorkflowTasks: 40,
   /**

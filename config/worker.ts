@@ -675,7 +675,8 @@ const DEFAULTS_CODEC_ORIGINS = [`http://localhost:${DEFAULTS.devUiPort}`, `http:
 // ---- worker slots (workers/worker.ts) --------------------------------------------------------------
 // How much work one worker takes at once, so that it refuses more (the server keeps the tasks queued for
 // another worker or for later) rather than run out of memory: TANDEM_WORKER_MAX_ACTIVITIES activity
-// executions (Temporal's default 100), TANDEM_WORKER_MAX_WORKFLOW_TASKS workflow tasks (default 40),
+// executions (Temporal's default 100), TANDEM_WORKER_MAX_WATCHES long waits beside them (a job watched to
+// its end, a rollout, a readiness gate: workers/slots.ts; default DEFAULTS.workerMaxWatches), TANDEM_WORKER_MAX_WORKFLOW_TASKS workflow tasks (default 40),
 // TANDEM_WORKER_MAX_CACHED_WORKFLOWS workflows kept in memory between their tasks (default
 // DEFAULTS.workerMaxCachedWorkflows; one beyond it is evicted and replayed from its history when its next
 // task comes). docs/scale.md has the memory each costs.
@@ -684,6 +685,7 @@ function slotsShape() {
   const count = z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(2, 'must be at least 2').max(100_000, 'must be at most 100000'));
   return {
     TANDEM_WORKER_MAX_ACTIVITIES: optional(count),
+    TANDEM_WORKER_MAX_WATCHES: optional(count),
     TANDEM_WORKER_MAX_WORKFLOW_TASKS: optional(count),
     TANDEM_WORKER_MAX_CACHED_WORKFLOWS: optional(count),
   };
@@ -691,6 +693,8 @@ function slotsShape() {
 
 export interface WorkerSlots {
   maxActivities: number;
+  /** Long waits beside the short activities (workers/slots.ts): they never take a short slot. */
+  maxWatches: number;
   maxWorkflowTasks: number;
   maxCachedWorkflows: number;
 }
@@ -698,7 +702,7 @@ export interface WorkerSlots {
 function slotsConfig(v: Partial<Parsed<ReturnType<typeof slotsShape>>>): WorkerSlots {
   const maxCachedWorkflows = v.TANDEM_WORKER_MAX_CACHED_WORKFLOWS ?? DEFAULTS.workerMaxCachedWorkflows;
   // Temporal refuses more concurrent workflow tasks than cached workflows.
-  return { maxActivities: v.TANDEM_WORKER_MAX_ACTIVITIES ?? DEFAULTS.workerMaxActivities, maxWorkflowTasks: Math.min(v.TANDEM_WORKER_MAX_WORKFLOW_TASKS ?? DEFAULTS.workerMaxWorkflowTasks, maxCachedWorkflows), maxCachedWorkflows };
+  return { maxActivities: v.TANDEM_WORKER_MAX_ACTIVITIES ?? DEFAULTS.workerMaxActivities, maxWatches: v.TANDEM_WORKER_MAX_WATCHES ?? DEFAULTS.workerMaxWatches, maxWorkflowTasks: Math.min(v.TANDEM_WORKER_MAX_WORKFLOW_TASKS ?? DEFAULTS.workerMaxWorkflowTasks, maxCachedWorkflows), maxCachedWorkflows };
 }
 
 // ---- audit log (audit/) ----------------------------------------------------------------------------

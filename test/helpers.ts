@@ -9,6 +9,7 @@ import { TandemClient } from '../sdk/client.js';
 import { validatePipelineSpec } from '../contract/parse.js';
 import type { PipelineSpec, PipelineSpecInput } from '../contract/pipeline.js';
 import type { BackendMap } from '../activities/runtimes.js';
+import type { WorkerSlots } from '../config/worker.js';
 import { LocalServingBackend } from '../backends/local-serving.js';
 import { lineageJobName } from '../workflows/pipeline/identity.js';
 import type { JobStage } from '../workflows/pipeline/job-shape.js';
@@ -68,7 +69,7 @@ export async function temporalClient(): Promise<{ client: Client; close: () => P
  * stops the model servers this worker's runs left serving in its home (a completed run's deployment
  * serves on; a test suite must not leave them behind).
  */
-export async function startWorker(opts: { taskQueue: string; home?: string; activities?: object; backends?: BackendMap }): Promise<{ worker: Worker; tandem: TandemClient; stop: () => Promise<void> }> {
+export async function startWorker(opts: { taskQueue: string; home?: string; activities?: object; backends?: BackendMap; slots?: Partial<WorkerSlots> }): Promise<{ worker: Worker; tandem: TandemClient; stop: () => Promise<void> }> {
   installQuietRuntime();
   const home = opts.home ?? tempDir('home');
   const { worker, connection } = await createTandemWorker({
@@ -78,6 +79,7 @@ export async function startWorker(opts: { taskQueue: string; home?: string; acti
     activities: opts.activities,
     backends: opts.backends,
     workflowBundle: await workflowBundle(),
+    slots: opts.slots,
   });
   const running = worker.run();
   const tandem = await TandemClient.connect({ address: address(), taskQueue: opts.taskQueue });

@@ -15,6 +15,7 @@ import { codecDataConverter } from '../codec/index.js';
 import { loadWorkerConfig, type WorkerConfig } from '../config/worker.js';
 import { tandemActivities, WORKFLOWS_PATH, type TandemActivityOptions } from './worker.js';
 import { activityOptionsFromConfig, withWorkerParts, workerParts, type TandemWorkerParts } from './assembly.js';
+import { slotOptions } from './slots.js';
 import { addInFlightSource } from '../observe/in-flight.js';
 import { DEFAULTS } from '../config/defaults.js';
 
@@ -142,6 +143,13 @@ export class TandemPlugin extends SimplePlugin {
   /** The worker parts of Tandem's own worker (workers/assembly.ts) on top of what SimplePlugin sets. */
   override configureWorker(options: WorkerOptions): WorkerOptions {
     const o = withWorkerParts(super.configureWorker(options), this.parts);
+    // Tandem's worker slots (TANDEM_WORKER_*, long waits apart from short calls: workers/slots.ts), unless
+    // the team's Worker sizes its own (a tuner, or any of Temporal's concurrency options).
+    if (o.tuner === undefined && o.maxConcurrentActivityTaskExecutions === undefined && o.maxConcurrentWorkflowTaskExecutions === undefined && o.maxConcurrentLocalActivityExecutions === undefined) {
+      const slots = slotOptions(this.config.slots);
+      o.tuner = slots.tuner;
+      o.maxCachedWorkflows ??= slots.maxCachedWorkflows;
+    }
     // The "running now" gauges (tandem_pipelines, tandem_stages_running) from this worker's connection,
     // as createTandemWorker sets them: counted from visibility for its namespace and task queue.
     if (this.tandemOptions.metrics !== false && o.connection) addInFlightSource({ service: o.connection.workflowService, namespace: o.namespace ?? DEFAULTS.namespace, taskQueue: o.taskQueue });

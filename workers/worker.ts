@@ -25,6 +25,7 @@ import { loadAuditConfig, loadCodecConfig } from '../config/worker.js';
 import { workerDataConverter } from '../codec/index.js';
 import type { DataConverter } from '@temporalio/common';
 import { workerParts } from './assembly.js';
+import { slotOptions } from './slots.js';
 import { OidcApiKey, type ClientCredentials } from '../sdk/oidc-token.js';
 import { addInFlightSource } from '../observe/in-flight.js';
 import { TRACING_WORKFLOW_MODULE, type Tracing } from '../observe/tracing.js';
@@ -110,9 +111,8 @@ export async function createTandemWorker(opts: TandemWorkerOptions): Promise<{ w
     interceptors: { activity: parts.activityInterceptors },
     // Bounded work, so bounded memory: the cache holds the pipelines between their tasks (a pipeline
     // beyond it is replayed from its history when its next task comes); the slots bound what runs at once.
-    maxCachedWorkflows: opts.slots?.maxCachedWorkflows ?? DEFAULTS.workerMaxCachedWorkflows,
-    maxConcurrentWorkflowTaskExecutions: Math.min(opts.slots?.maxWorkflowTasks ?? DEFAULTS.workerMaxWorkflowTasks, opts.slots?.maxCachedWorkflows ?? DEFAULTS.workerMaxCachedWorkflows),
-    maxConcurrentActivityTaskExecutions: opts.slots?.maxActivities ?? DEFAULTS.workerMaxActivities,
+    // Long waits (a job watched to its end) have slots of their own beside the short calls' (workers/slots.ts).
+    ...slotOptions(opts.slots),
   });
   // "Running now" gauges (tandem_pipelines, tandem_stages_running) read this queue's visibility through
   // the worker's own connection at scrape time (the process's last worker's queue, when it runs several).

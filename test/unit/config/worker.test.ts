@@ -58,7 +58,7 @@ describe('defaults', () => {
       codec: undefined,
       audit: { file: '/srv/.tandem/audit.jsonl', operator: undefined, keyFile: '/srv/.tandem/keys/audit.key' },
       observe: { metrics: undefined, metricsHost: '127.0.0.1', logFormat: 'text', logLevel: undefined },
-      slots: { maxActivities: DEFAULTS.workerMaxActivities, maxWorkflowTasks: DEFAULTS.workerMaxWorkflowTasks, maxCachedWorkflows: DEFAULTS.workerMaxCachedWorkflows },
+      slots: { maxActivities: DEFAULTS.workerMaxActivities, maxWatches: DEFAULTS.workerMaxWatches, maxWorkflowTasks: DEFAULTS.workerMaxWorkflowTasks, maxCachedWorkflows: DEFAULTS.workerMaxCachedWorkflows },
       localIsolation: 'auto',
     });
     expect(loadClientConfig({})).toEqual({ address: DEFAULTS.temporalAddress, namespace: DEFAULTS.namespace, taskQueue: DEFAULTS.taskQueue, connection: { address: DEFAULTS.temporalAddress } });
@@ -79,10 +79,12 @@ describe('defaults', () => {
 
 describe('every variable parsed', () => {
   test('the worker slots: how much work a worker takes at once (its memory bound)', () => {
-    expect(loadWorkerConfig({ TANDEM_WORKER_MAX_ACTIVITIES: '20', TANDEM_WORKER_MAX_WORKFLOW_TASKS: '10', TANDEM_WORKER_MAX_CACHED_WORKFLOWS: '300' }).slots).toEqual({ maxActivities: 20, maxWorkflowTasks: 10, maxCachedWorkflows: 300 });
+    expect(loadWorkerConfig({ TANDEM_WORKER_MAX_ACTIVITIES: '20', TANDEM_WORKER_MAX_WATCHES: '50', TANDEM_WORKER_MAX_WORKFLOW_TASKS: '10', TANDEM_WORKER_MAX_CACHED_WORKFLOWS: '300' }).slots).toEqual({ maxActivities: 20, maxWatches: 50, maxWorkflowTasks: 10, maxCachedWorkflows: 300 });
+    expect(loadWorkerConfig({}).slots).toMatchObject({ maxActivities: 100, maxWatches: 500 });
     // Temporal refuses more concurrent workflow tasks than cached workflows: capped, not an error.
     expect(loadWorkerConfig({ TANDEM_WORKER_MAX_CACHED_WORKFLOWS: '8' }).slots).toMatchObject({ maxWorkflowTasks: 8, maxCachedWorkflows: 8 });
     for (const bad of ['0', '1', 'many', '2.5', '-3']) expect(() => loadWorkerConfig({ TANDEM_WORKER_MAX_ACTIVITIES: bad })).toThrow(/TANDEM_WORKER_MAX_ACTIVITIES/);
+    expect(() => loadWorkerConfig({ TANDEM_WORKER_MAX_WATCHES: 'lots' })).toThrow(/TANDEM_WORKER_MAX_WATCHES/);
   });
 
   test('client, home and the Argo schema', () => {
