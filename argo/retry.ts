@@ -15,9 +15,9 @@ export interface RetryPlan {
 }
 
 /** `key=value` over displayName, name, templateName or id (Argo's --node-field-selector subset). */
-export function parseSelector(selector: string): { key: 'displayName' | 'name' | 'templateName' | 'id'; value: string } {
+export function parseSelector(selector: string, flag = '--selector'): { key: 'displayName' | 'name' | 'templateName' | 'id'; value: string } {
   const m = /^(displayName|name|templateName|id)=(.+)$/.exec(selector.trim());
-  if (!m) throw new Error(`--selector must look like displayName=<node> (or name=, templateName=, id=); got ${JSON.stringify(selector)}`);
+  if (!m) throw new Error(`${flag} must look like displayName=<node> (or name=, templateName=, id=); got ${JSON.stringify(selector)}`);
   return { key: m[1] as 'displayName', value: m[2]! };
 }
 

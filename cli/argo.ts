@@ -13,6 +13,7 @@ import { printError } from './errors.js';
 import { useArgoSchema } from '../argo/lint/schema.js';
 import { loadCliConfig } from '../config/worker.js';
 import { registerExecutorPluginCommands } from './argo-plugin.js';
+import { parseSelector } from '../argo/retry.js';
 import { examples } from './help.js';
 
 /** TANDEM_HOME and TANDEM_ARGO_SCHEMA, read when a command needs them (config/worker.ts). */
@@ -31,25 +32,52 @@ function secs(n: { startedAt?: string; finishedAt?: string }): string {
   return s >= 60 ? `${Math.floor(s / 60)}m${s % 60}s` : `${s}s`;
 }
 
+/** What `argo get` shows of the tree: Argo's `--status`, `--node-field-selector` and `-o short`. */
+export interface TreeView {
+  /** Only nodes in this phase (their ancestors' lines are left out, the tree's shape kept by indentation). */
+  status?: string;
+  /** Only nodes this `key=value` selects (argo/retry.ts parseSelector). */
+  selector?: ReturnType<typeof parseSelector>;
+  /** The summary without the tree, for a run of thousands of nodes. */
+  short?: boolean;
+}
+
+const PHASES = ['Pending', 'Running', 'Succeeded', 'Skipped', 'Failed', 'Error', 'Omitted'];
+
+/** Argo's progress: succeeded pods / all pods. */
+function progress(st: ArgoStatus): string {
+  const pods = Object.values(st.nodes).filter((n) => n.type === 'Pod');
+  return `${pods.filter((n) => n.phase === 'Succeeded').length}/${pods.length}`;
+}
+
 /** The node tree Argo's `argo get` prints. */
-export function formatTree(st: ArgoStatus): string {
-  const lines = [`Name:                ${st.name}`, `Status:              ${st.phase}`, ...(st.message ? [`Message:             ${st.message}`] : []), `Started:             ${st.startedAt}`, ...(st.finishedAt ? [`Finished:            ${st.finishedAt}`] : []), `Duration:            ${secs(st)}`, ''];
-  lines.push(`${'STEP'.padEnd(48)} TEMPLATE                 PODNAME                                   DURATION  MESSAGE`);
+export function formatTree(st: ArgoStatus, view: TreeView = {}): string {
+  const lines = [`Name:                ${st.name}`, `Status:              ${st.phase}`, ...(st.message ? [`Message:             ${st.message}`] : []), `Started:             ${st.startedAt}`, ...(st.finishedAt ? [`Finished:            ${st.finishedAt}`] : []), `Duration:            ${secs(st)}`, `Progress:            ${progress(st)}`];
+  if (view.short) return lines.join('\n');
+  lines.push('', `${'STEP'.padEnd(48)} TEMPLATE                 PODNAME                                   DURATION  MESSAGE`);
+  const shown = (n: ArgoNode) => (view.status === undefined || n.phase === view.status) && (view.selector === undefined || n[view.selector.key] === view.selector.value);
   const walk = (n: ArgoNode, prefix: string, last: boolean, root: boolean) => {
-    const skip = n.type === 'StepGroup' || n.type === 'TaskGroup' && false;
+    const skip = n.type === 'StepGroup' || !shown(n);
     if (!skip) {
       const label = `${root ? '' : prefix + (last ? '└─ ' : '├─ ')}${ICON[n.phase] ?? '?'} ${n.displayName}`;
       lines.push(`${label.padEnd(48)} ${(n.templateName ?? '').padEnd(24)} ${(n.type === 'Pod' ? n.id : '').padEnd(41)} ${secs(n).padEnd(9)} ${n.message ?? ''}`.trimEnd());
     }
     const kids = n.children.map((c) => st.nodes[c]).filter((c): c is ArgoNode => !!c);
     const next = skip ? prefix : root ? '' : prefix + (last ? '   ' : '│  ');
-    kids.forEach((k, i) => walk(k, next, i === kids.length - 1, false));
+    kids.forEach((k, i) => walk(k, next, i === kids.length - 1, root && skip));
   };
   const root = st.nodes[st.name];
   if (root) walk(root, '', true, true);
   const exit = st.nodes[`${st.name}.onExit`] ?? Object.values(st.nodes).find((n) => n.name === `${st.name}.onExit`);
   if (exit) walk(exit, '', true, true);
   return lines.join('\n');
+}
+
+/** `argo get`'s options as a TreeView, refused with the flag's name before anything is read. */
+export function treeView(o: { output?: string; status?: string; nodeFieldSelector?: string }): TreeView & { json: boolean } {
+  if (o.output !== undefined && o.output !== 'json' && o.output !== 'short') throw new Error(`-o ${o.output}: json or short`);
+  if (o.status !== undefined && !PHASES.includes(o.status)) throw new Error(`--status ${o.status}: one of ${PHASES.join(', ')}`);
+  return { json: o.output === 'json', short: o.output === 'short', status: o.status, selector: o.nodeFieldSelector === undefined ? undefined : parseSelector(o.nodeFieldSelector, '--node-field-selector') };
 }
 
 function parseParams(list: string[]): Record<string, string> {
@@ -155,14 +183,17 @@ export function registerArgoCommands(program: Command, connect: () => Promise<Ar
 
   argo
     .command('get <name>')
-    .option('-o, --output <fmt>', "json: the Workflow with Argo's status (nodes by id: type, phase, templateName, boundaryID, children, outputs)")
+    .option('-o, --output <fmt>', "json: the Workflow with Argo's status (nodes by id: type, phase, templateName, boundaryID, children, outputs); short: the summary without the node tree")
+    .option('--status <phase>', 'only nodes in this phase (Pending, Running, Succeeded, Skipped, Failed, Error, Omitted)')
+    .option('--node-field-selector <key=value>', 'only the nodes it selects: displayName=, name=, templateName= or id=')
     .description('show the node tree')
-    .addHelpText('after', examples('tandem argo get hello-x7k2  # the node tree', "tandem argo get hello-x7k2 -o json  # the Workflow with Argo's status"))
-    .action((name: string, o: { output?: string }) =>
+    .addHelpText('after', examples('tandem argo get hello-x7k2  # the node tree', 'tandem argo get big-loop-4f2a1 --status Failed  # only the failed nodes of a large run', 'tandem argo get big-loop-4f2a1 -o short  # status and progress only', "tandem argo get hello-x7k2 -o json  # the Workflow with Argo's status"))
+    .action((name: string, o: { output?: string; status?: string; nodeFieldSelector?: string }) =>
       withClient(async (c) => {
+        const view = treeView(o);
         const st = await c.status(name);
-        if (o.output !== undefined && o.output !== 'json') throw new Error(`-o ${o.output}: only json is supported`);
-        if (o.output !== 'json') return console.log(formatTree(st));
+        if (!view.json) return console.log(formatTree(st, view));
+        if (view.status !== undefined || view.selector !== undefined) throw new Error('--status and --node-field-selector apply to the node tree, not -o json');
         const { argoShape } = await import('../argo/status-shape.js');
         const input = await c.input(name);
         console.log(JSON.stringify(argoShape(st, input.spec, input.namespace ?? 'default'), null, 2));
