@@ -146,9 +146,10 @@ export class TandemPlugin extends SimplePlugin {
     // Tandem's worker slots (TANDEM_WORKER_*, long waits apart from short calls: workers/slots.ts), unless
     // the team's Worker sizes its own (a tuner, or any of Temporal's concurrency options).
     if (o.tuner === undefined && o.maxConcurrentActivityTaskExecutions === undefined && o.maxConcurrentWorkflowTaskExecutions === undefined && o.maxConcurrentLocalActivityExecutions === undefined) {
-      const slots = slotOptions(this.config.slots);
+      // A cache size the Worker sets is kept, and caps the workflow-task slots as Temporal's own options do.
+      const slots = slotOptions({ ...this.config.slots, ...(o.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: o.maxCachedWorkflows } : {}) });
       o.tuner = slots.tuner;
-      o.maxCachedWorkflows ??= slots.maxCachedWorkflows;
+      o.maxCachedWorkflows = slots.maxCachedWorkflows;
     }
     // The "running now" gauges (tandem_pipelines, tandem_stages_running) from this worker's connection,
     // as createTandemWorker sets them: counted from visibility for its namespace and task queue.

@@ -137,7 +137,8 @@ export function workerTuner(b: WorkerSlotBounds): { tuner: TunerHolder; activity
 export function slotOptions(slots: Partial<WorkerSlots> = {}): { maxCachedWorkflows: number; tuner: TunerHolder } {
   const maxCachedWorkflows = slots.maxCachedWorkflows ?? DEFAULTS.workerMaxCachedWorkflows;
   const { tuner } = workerTuner({
-    maxWorkflowTasks: Math.min(slots.maxWorkflowTasks ?? DEFAULTS.workerMaxWorkflowTasks, maxCachedWorkflows),
+    // (0 turns the cache off: then there is no cap)
+    maxWorkflowTasks: maxCachedWorkflows > 0 ? Math.min(slots.maxWorkflowTasks ?? DEFAULTS.workerMaxWorkflowTasks, maxCachedWorkflows) : (slots.maxWorkflowTasks ?? DEFAULTS.workerMaxWorkflowTasks),
     maxActivities: slots.maxActivities ?? DEFAULTS.workerMaxActivities,
     maxWatches: slots.maxWatches ?? DEFAULTS.workerMaxWatches,
   });

@@ -21,6 +21,17 @@ test('the plugin sizes a Worker that sizes nothing itself from TANDEM_WORKER_*',
   expect(o.tuner && 'workflowTaskSlotSupplier' in o.tuner && o.tuner.workflowTaskSlotSupplier).toEqual({ type: 'fixed-size', numSlots: 30 });
 });
 
+test("a Worker's own cache size is kept and caps its workflow-task slots; 0 (no cache) caps nothing", () => {
+  const plugin = new TandemPlugin({ config: loadWorkerConfig({ TANDEM_HOME: home }), activities: {}, metrics: false });
+  const workflowSlots = (o: WorkerOptions) => (o.tuner && 'workflowTaskSlotSupplier' in o.tuner ? o.tuner.workflowTaskSlotSupplier : undefined);
+  const small = plugin.configureWorker({ ...base, maxCachedWorkflows: 9 });
+  expect(small.maxCachedWorkflows).toBe(9);
+  expect(workflowSlots(small)).toEqual({ type: 'fixed-size', numSlots: 9 });
+  const none = plugin.configureWorker({ ...base, maxCachedWorkflows: 0 });
+  expect(none.maxCachedWorkflows).toBe(0);
+  expect(workflowSlots(none)).toEqual({ type: 'fixed-size', numSlots: 40 });
+});
+
 test("a Worker's own sizing is kept", () => {
   const plugin = new TandemPlugin({ config: loadWorkerConfig({ TANDEM_HOME: home }), activities: {}, metrics: false });
   const o = plugin.configureWorker({ ...base, maxConcurrentActivityTaskExecutions: 3, maxCachedWorkflows: 9 });
