@@ -34,7 +34,7 @@ function secs(n: { startedAt?: string; finishedAt?: string }): string {
 
 /** What `argo get` shows of the tree: Argo's `--status`, `--node-field-selector` and `-o short`. */
 export interface TreeView {
-  /** Only nodes in this phase (their ancestors' lines are left out, the tree's shape kept by indentation). */
+  /** Only nodes in this phase: a filtered view is a flat list of the matching nodes, in tree order. */
   status?: string;
   /** Only nodes this `key=value` selects (argo/retry.ts parseSelector). */
   selector?: ReturnType<typeof parseSelector>;
@@ -44,10 +44,10 @@ export interface TreeView {
 
 const PHASES = ['Pending', 'Running', 'Succeeded', 'Skipped', 'Failed', 'Error', 'Omitted'];
 
-/** Argo's progress: succeeded pods / all pods. */
+/** Argo's progress (workflow/progress): each pod 1/1 once it finished (whatever its phase), 0/1 before. */
 function progress(st: ArgoStatus): string {
   const pods = Object.values(st.nodes).filter((n) => n.type === 'Pod');
-  return `${pods.filter((n) => n.phase === 'Succeeded').length}/${pods.length}`;
+  return `${pods.filter((n) => n.phase !== 'Pending' && n.phase !== 'Running').length}/${pods.length}`;
 }
 
 /** The node tree Argo's `argo get` prints. */
@@ -56,15 +56,16 @@ export function formatTree(st: ArgoStatus, view: TreeView = {}): string {
   if (view.short) return lines.join('\n');
   lines.push('', `${'STEP'.padEnd(48)} TEMPLATE                 PODNAME                                   DURATION  MESSAGE`);
   const shown = (n: ArgoNode) => (view.status === undefined || n.phase === view.status) && (view.selector === undefined || n[view.selector.key] === view.selector.value);
+  const filtered = view.status !== undefined || view.selector !== undefined;
   const walk = (n: ArgoNode, prefix: string, last: boolean, root: boolean) => {
     const skip = n.type === 'StepGroup' || !shown(n);
     if (!skip) {
-      const label = `${root ? '' : prefix + (last ? '└─ ' : '├─ ')}${ICON[n.phase] ?? '?'} ${n.displayName}`;
+      const label = `${root || filtered ? '' : prefix + (last ? '└─ ' : '├─ ')}${ICON[n.phase] ?? '?'} ${n.displayName}`;
       lines.push(`${label.padEnd(48)} ${(n.templateName ?? '').padEnd(24)} ${(n.type === 'Pod' ? n.id : '').padEnd(41)} ${secs(n).padEnd(9)} ${n.message ?? ''}`.trimEnd());
     }
     const kids = n.children.map((c) => st.nodes[c]).filter((c): c is ArgoNode => !!c);
     const next = skip ? prefix : root ? '' : prefix + (last ? '   ' : '│  ');
-    kids.forEach((k, i) => walk(k, next, i === kids.length - 1, root && skip));
+    kids.forEach((k, i) => walk(k, next, i === kids.length - 1, false));
   };
   const root = st.nodes[st.name];
   if (root) walk(root, '', true, true);
@@ -77,6 +78,7 @@ export function formatTree(st: ArgoStatus, view: TreeView = {}): string {
 export function treeView(o: { output?: string; status?: string; nodeFieldSelector?: string }): TreeView & { json: boolean } {
   if (o.output !== undefined && o.output !== 'json' && o.output !== 'short') throw new Error(`-o ${o.output}: json or short`);
   if (o.status !== undefined && !PHASES.includes(o.status)) throw new Error(`--status ${o.status}: one of ${PHASES.join(', ')}`);
+  if (o.output === 'json' && (o.status !== undefined || o.nodeFieldSelector !== undefined)) throw new Error('--status and --node-field-selector apply to the node tree, not -o json');
   return { json: o.output === 'json', short: o.output === 'short', status: o.status, selector: o.nodeFieldSelector === undefined ? undefined : parseSelector(o.nodeFieldSelector, '--node-field-selector') };
 }
 
@@ -193,7 +195,6 @@ export function registerArgoCommands(program: Command, connect: () => Promise<Ar
         const view = treeView(o);
         const st = await c.status(name);
         if (!view.json) return console.log(formatTree(st, view));
-        if (view.status !== undefined || view.selector !== undefined) throw new Error('--status and --node-field-selector apply to the node tree, not -o json');
         const { argoShape } = await import('../argo/status-shape.js');
         const input = await c.input(name);
         console.log(JSON.stringify(argoShape(st, input.spec, input.namespace ?? 'default'), null, 2));

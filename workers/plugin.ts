@@ -145,7 +145,7 @@ export class TandemPlugin extends SimplePlugin {
     const o = withWorkerParts(super.configureWorker(options), this.parts);
     // Tandem's worker slots (TANDEM_WORKER_*, long waits apart from short calls: workers/slots.ts), unless
     // the team's Worker sizes its own (a tuner, or any of Temporal's concurrency options).
-    if (o.tuner === undefined && o.maxConcurrentActivityTaskExecutions === undefined && o.maxConcurrentWorkflowTaskExecutions === undefined && o.maxConcurrentLocalActivityExecutions === undefined) {
+    if (o.tuner === undefined && o.maxConcurrentActivityTaskExecutions === undefined && o.maxConcurrentWorkflowTaskExecutions === undefined && o.maxConcurrentLocalActivityExecutions === undefined && o.maxConcurrentNexusTaskExecutions === undefined) {
       // A cache size the Worker sets is kept, and caps the workflow-task slots as Temporal's own options do.
       const slots = slotOptions({ ...this.config.slots, ...(o.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: o.maxCachedWorkflows } : {}) });
       o.tuner = slots.tuner;

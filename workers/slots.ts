@@ -8,7 +8,8 @@
 //
 // Both pools are bounds: past TANDEM_WORKER_MAX_WATCHES watches the worker polls for no more activity
 // tasks at all (any task might be another watch), so the server keeps them for another worker rather
-// than this one running out of memory.
+// than this one running out of memory. The watch bound is soft by the polls already out when it is
+// reached (Temporal's pollers, a handful): each of those may still bring one more watch.
 import { DEFAULTS } from '../config/defaults.js';
 import type { WorkerSlots } from '../config/worker.js';
 import type { ActivitySlotInfo, CustomSlotSupplier, SlotMarkUsedContext, SlotPermit, SlotReleaseContext, SlotReserveContext, TunerHolder } from '@temporalio/worker';
@@ -25,6 +26,7 @@ export const LONG_WAIT_ACTIVITIES: ReadonlySet<string> = new Set([
   'awaitReadiness', // a local model server's readiness gate
   'k8sAwaitRollout', // a vLLM Deployment's rollout
   'k8sGateServing', // its readiness gate
+  'k8sRollbackServing', // rolling it back, until the earlier revision serves again
   'runBenchmarks', // a migration's benchmark jobs on both pools, to their end
 ]);
 
@@ -40,6 +42,11 @@ export interface ActivitySlotUse {
   short: number;
   watches: number;
   waiting: number;
+}
+
+/** A permit knows its pool: the bridge hands the same object back to markSlotUsed and releaseSlot. */
+interface Permit {
+  pool: 'short' | 'watch' | 'released';
 }
 
 /** The activity slot supplier of a Tandem worker. */
@@ -80,26 +87,33 @@ export class ActivitySlots implements CustomSlotSupplier<ActivitySlotInfo> {
       });
     }
     this.short++;
-    return {};
+    return { pool: 'short' } satisfies Permit;
   }
 
   tryReserveSlot(): SlotPermit | null {
     if (!this.free()) return null;
     this.short++;
-    return {};
+    return { pool: 'short' } satisfies Permit;
   }
 
-  markSlotUsed({ slotInfo }: SlotMarkUsedContext<ActivitySlotInfo>): void {
+  markSlotUsed({ slotInfo, permit }: SlotMarkUsedContext<ActivitySlotInfo>): void {
     if (!this.isLongWait(slotInfo.activityType)) return;
+    const p = permit as Permit;
+    if (p.pool !== 'short') return; // marked once already
+    p.pool = 'watch';
     this.short--;
     this.watches++;
     this.wake();
   }
 
-  releaseSlot({ slotInfo }: SlotReleaseContext<ActivitySlotInfo>): void {
-    // Released unused (a poll that timed out) or after a short task: its short slot; after a long wait: its watch slot.
-    if (slotInfo && this.isLongWait(slotInfo.activityType)) this.watches--;
+  releaseSlot({ permit }: SlotReleaseContext<ActivitySlotInfo>): void {
+    // By the pool the permit is in now, not by the task's info: a permit released unused (a poll that
+    // timed out) or after a short task frees a short slot, one moved by markSlotUsed a watch slot.
+    const p = permit as Permit;
+    if (p.pool === 'released') return;
+    if (p.pool === 'watch') this.watches--;
     else this.short--;
+    p.pool = 'released';
     this.wake();
   }
 
@@ -138,7 +152,8 @@ export function slotOptions(slots: Partial<WorkerSlots> = {}): { maxCachedWorkfl
   const maxCachedWorkflows = slots.maxCachedWorkflows ?? DEFAULTS.workerMaxCachedWorkflows;
   const { tuner } = workerTuner({
     // (0 turns the cache off: then there is no cap)
-    maxWorkflowTasks: maxCachedWorkflows > 0 ? Math.min(slots.maxWorkflowTasks ?? DEFAULTS.workerMaxWorkflowTasks, maxCachedWorkflows) : (slots.maxWorkflowTasks ?? DEFAULTS.workerMaxWorkflowTasks),
+    // and never below 2, as Temporal's own options have it)
+    maxWorkflowTasks: maxCachedWorkflows > 0 ? Math.max(2, Math.min(slots.maxWorkflowTasks ?? DEFAULTS.workerMaxWorkflowTasks, maxCachedWorkflows)) : (slots.maxWorkflowTasks ?? DEFAULTS.workerMaxWorkflowTasks),
     maxActivities: slots.maxActivities ?? DEFAULTS.workerMaxActivities,
     maxWatches: slots.maxWatches ?? DEFAULTS.workerMaxWatches,
   });

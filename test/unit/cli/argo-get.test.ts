@@ -15,18 +15,19 @@ function loop(n: number, failed: number[]): ArgoStatus {
   return { name: 'big', phase: nodes.big.phase, startedAt: t, finishedAt: t, entrypoint: 'main', nodes } as ArgoStatus;
 }
 
-test('the progress line counts succeeded pods of all pods, and -o short stops there', () => {
+test('the progress line counts finished pods (failed ones too, as Argo does) of all pods, and -o short stops there', () => {
   const st = loop(2500, [17, 2003]);
+  st.nodes['big-5']!.phase = 'Running';
   const short = formatTree(st, treeView({ output: 'short' }));
-  expect(short).toMatch(/^Progress: +2498\/2500$/m);
+  expect(short).toMatch(/^Progress: +2499\/2500$/m);
   expect(short).not.toMatch(/STEP|echo/);
   expect(formatTree(st).split('\n').filter((l) => l.includes('echo('))).toHaveLength(2500);
 });
 
-test('--status keeps only the nodes in that phase', () => {
+test('--status lists only the nodes in that phase, flat, in tree order', () => {
   const tree = formatTree(loop(2500, [17, 2003]), treeView({ status: 'Failed' }));
   const rows = tree.split('\n').slice(tree.split('\n').findIndex((l) => l.startsWith('STEP')) + 1);
-  expect(rows.map((l) => l.replace(/\s+/g, ' ').trim())).toEqual([expect.stringMatching(/^✖ big main/), expect.stringMatching(/✖ echo\(17:17\) echo big-17 0s exit code 1$/), expect.stringMatching(/✖ echo\(2003:2003\) echo big-2003 0s exit code 1$/)]);
+  expect(rows.map((l) => l.replace(/\s+/g, ' ').trim())).toEqual([expect.stringMatching(/^✖ big main/), expect.stringMatching(/^✖ echo\(17:17\) echo big-17 0s exit code 1$/), expect.stringMatching(/^✖ echo\(2003:2003\) echo big-2003 0s exit code 1$/)]);
 });
 
 test('--node-field-selector selects by displayName, templateName, name or id', () => {
@@ -39,4 +40,5 @@ test('bad options name the flag before anything is read', () => {
   expect(() => treeView({ output: 'yaml' })).toThrow('-o yaml: json or short');
   expect(() => treeView({ status: 'failed' })).toThrow(/--status failed: one of Pending, Running, Succeeded/);
   expect(() => treeView({ nodeFieldSelector: 'phase:Failed' })).toThrow(/^--node-field-selector must look like displayName=<node>/);
+  expect(() => treeView({ output: 'json', status: 'Failed' })).toThrow('--status and --node-field-selector apply to the node tree, not -o json');
 });
