@@ -200,7 +200,9 @@ try {
   }
 }, 240_000);
 
-test("the same scenario on the checkout's createTandemWorker gives the same progress count (±20%) and the same metric deltas", async () => {
+// The same bar as the plugin worker's, not the same count: the count follows how long training took, which
+// varies from run to run with the machine's load (a 37 s and a 24 s training gave 38 and 23 events).
+test("the same scenario on the checkout's createTandemWorker meets the same progress bar (an event a second of training) with the same metric deltas", async () => {
   expect(pluginRun).toBeDefined();
   const { startWorker } = await import('./helpers.js');
   const { registry } = await import('../observe/metrics.js');
@@ -213,11 +215,20 @@ test("the same scenario on the checkout's createTandemWorker gives the same prog
     spec.stages.train.stepDelayMs = 3;
     const handle = await w.tandem.launch(spec, { id: `checkout-${uniqueQueue('demo')}`, tuning: { pollMaxMs: 500, heartbeatTimeoutMs: 5000 } });
     let events = 0;
-    for await (const e of handle.progress(250)) if (e.type === 'progress') events++;
+    let first: number | undefined;
+    let last = 0;
+    for await (const e of handle.progress(250)) {
+      if (e.type !== 'progress') continue;
+      events++;
+      first ??= Date.now();
+      last = Date.now();
+    }
     await handle.result();
     const after = countsIn(await registry.metrics());
-    console.log(`createTandemWorker: ${events} progress events (plugin worker: ${pluginRun!.events})`);
-    expect(Math.abs(events - pluginRun!.events)).toBeLessThanOrEqual(Math.ceil(0.2 * pluginRun!.events));
+    const reportingSeconds = (last - (first ?? last)) / 1000;
+    console.log(`createTandemWorker: ${events} progress events in ${reportingSeconds} s (plugin worker: ${pluginRun!.events})`);
+    expect(reportingSeconds).toBeGreaterThan(3);
+    expect(events).toBeGreaterThanOrEqual(Math.floor(reportingSeconds));
     expect(Object.fromEntries(COUNTED.map((k) => [k, after[k]! - before[k]!]))).toEqual(pluginRun!.counts);
   } finally {
     await w.stop();
