@@ -8,7 +8,7 @@ import { lintFile } from '../argo/lint/validate.js';
 import { notApplied } from '../argo/lint/runnable.js';
 import { ArgoClient, prepareAll, templateLibrary, localJobDir } from '../argo/client.js';
 import { ArgoValidationError } from '../argo/lint/load.js';
-import type { ArgoNode, ArgoStatus } from '../argo/lang/types.js';
+import { PHASES, type ArgoNode, type ArgoStatus } from '../argo/lang/types.js';
 import { printError } from './errors.js';
 import { useArgoSchema } from '../argo/lint/schema.js';
 import { loadCliConfig } from '../config/worker.js';
@@ -41,8 +41,6 @@ export interface TreeView {
   /** The summary without the tree, for a run of thousands of nodes. */
   short?: boolean;
 }
-
-const PHASES = ['Pending', 'Running', 'Succeeded', 'Skipped', 'Failed', 'Error', 'Omitted'];
 
 /** Argo's progress (workflow/progress): each pod 1/1 once it finished (whatever its phase), 0/1 before. */
 function progress(st: ArgoStatus): string {
@@ -77,7 +75,7 @@ export function formatTree(st: ArgoStatus, view: TreeView = {}): string {
 /** `argo get`'s options as a TreeView, refused with the flag's name before anything is read. */
 export function treeView(o: { output?: string; status?: string; nodeFieldSelector?: string }): TreeView & { json: boolean } {
   if (o.output !== undefined && o.output !== 'json' && o.output !== 'short') throw new Error(`-o ${o.output}: json or short`);
-  if (o.status !== undefined && !PHASES.includes(o.status)) throw new Error(`--status ${o.status}: one of ${PHASES.join(', ')}`);
+  if (o.status !== undefined && !(PHASES as readonly string[]).includes(o.status)) throw new Error(`--status ${o.status}: one of ${PHASES.join(', ')}`);
   if (o.output === 'json' && (o.status !== undefined || o.nodeFieldSelector !== undefined)) throw new Error('--status and --node-field-selector apply to the node tree, not -o json');
   return { json: o.output === 'json', short: o.output === 'short', status: o.status, selector: o.nodeFieldSelector === undefined ? undefined : parseSelector(o.nodeFieldSelector, '--node-field-selector') };
 }

@@ -4,10 +4,10 @@
 // call a sink twice; metrics tolerate that (Temporal's sinks are at-least-once, docs of InjectedSinkFunction).
 import type { InjectedSinks } from '@temporalio/worker';
 import type { PipelineEvent, TandemSinks } from '../workflows/observe.js';
+import { PHASES } from '../argo/lang/types.js';
 import { metrics, nameLabel, siteLabel, runtimeLabel, setQuota, stageLabel } from './metrics.js';
 
 const ARGO_NODE_TYPES = ['Pod', 'Steps', 'StepGroup', 'DAG', 'TaskGroup', 'Retry', 'Skipped', 'Suspend', 'HTTP', 'Plugin', 'Container', 'Resource', 'Script', 'Data'];
-const ARGO_PHASES = ['Pending', 'Running', 'Succeeded', 'Skipped', 'Failed', 'Error', 'Omitted'];
 const COMPENSATION_ACTIONS = ['cancel', 'release', 'withdraw', 'rollback', 'teardown'];
 
 /** Turns one pipeline timeline event into its metrics. Exported for the unit test. */
@@ -61,7 +61,7 @@ export function tandemSinks({ record = true }: { record?: boolean } = {}): Injec
       pipeline: { fn: (_info, e) => recordPipelineEvent(e), callDuringReplay: false },
       argoNode: {
         fn: (_info, e) => {
-          const phase = ARGO_PHASES.includes(e.phase) ? e.phase : 'other';
+          const phase = (PHASES as readonly string[]).includes(e.phase) ? e.phase : 'other';
           metrics.argoNodes.inc({ type: ARGO_NODE_TYPES.includes(e.type) ? e.type : 'other', phase });
           if (e.seconds !== undefined) metrics.argoNodeDuration.observe({ phase }, e.seconds);
         },

@@ -4,7 +4,7 @@
 // progress live, the workflows' metric sinks, the activity interceptors (metrics, log attributes,
 // tracing, keep-alive heartbeats), the workflow interceptor modules tracing bundles, the payload codec, and the activities
 // built from the validated configuration. A difference between Tandem's own worker and a plugin
-// worker can only come from here, so there is none.
+// worker can only come from here (or from the slots, which both take from workers/slots.ts), so there is none.
 import type { DataConverter } from '@temporalio/common';
 import type { ActivityInterceptorsFactory, WorkerOptions } from '@temporalio/worker';
 import { DEFAULTS } from '../config/defaults.js';

@@ -125,8 +125,6 @@ export class ActivitySlots implements CustomSlotSupplier<ActivitySlotInfo> {
 
 export interface WorkerSlotBounds extends ActivitySlotBounds {
   maxWorkflowTasks: number;
-  /** Local activities (the pipelines' short bookkeeping) at once: Temporal's default 100. */
-  maxLocalActivities?: number;
 }
 
 /** The tuner for Worker.create: fixed workflow-task, local-activity and Nexus slots, and the two activity pools. */
@@ -137,7 +135,8 @@ export function workerTuner(b: WorkerSlotBounds): { tuner: TunerHolder; activity
     tuner: {
       workflowTaskSlotSupplier: { type: 'fixed-size', numSlots: b.maxWorkflowTasks },
       activityTaskSlotSupplier: activitySlots,
-      localActivityTaskSlotSupplier: { type: 'fixed-size', numSlots: b.maxLocalActivities ?? 100 },
+      // Local activities (the pipelines' short bookkeeping) and Nexus tasks: Temporal's defaults.
+      localActivityTaskSlotSupplier: { type: 'fixed-size', numSlots: 100 },
       nexusTaskSlotSupplier: { type: 'fixed-size', numSlots: 100 },
     },
   };

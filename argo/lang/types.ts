@@ -1,7 +1,9 @@
 // Shapes shared by the Argo interpreter workflow, its activities, the CLI and the SDK. Sandbox-safe.
 export type Json = Record<string, unknown>;
 
-export type Phase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Error' | 'Skipped' | 'Omitted';
+/** A node's (and a workflow's) phases, in the order Argo's CLI lists them. */
+export const PHASES = ['Pending', 'Running', 'Succeeded', 'Skipped', 'Failed', 'Error', 'Omitted'] as const;
+export type Phase = (typeof PHASES)[number];
 
 export interface ArgoNode {
   id: string;
