@@ -21,6 +21,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validatePipelineSpec } from '../contract/parse.js';
+import { isTransientGrpc } from '../contract/error-chain.js';
 import { serverBuilt, startFullServer } from '../test/scale/temporal-server.js';
 
 const memoryRun = process.argv[2] === 'memory';
@@ -41,14 +42,13 @@ interface Batch {
 }
 type Spec = ReturnType<typeof validatePipelineSpec>;
 
-/** Retries a client call that the loaded server answered with DEADLINE_EXCEEDED or UNAVAILABLE (a long poll for a result included). */
+/** Retries a client call that the loaded server answered with a transient status (DEADLINE_EXCEEDED, UNAVAILABLE, ...; a long poll for a result included). */
 async function patiently<T>(call: () => Promise<T>): Promise<T> {
   for (let i = 0; ; i++) {
     try {
       return await call();
     } catch (e) {
-      const code = (e as { code?: number; cause?: { code?: number } }).cause?.code ?? (e as { code?: number }).code;
-      if ((code !== 4 && code !== 14) || i >= 20) throw e;
+      if (!isTransientGrpc(e) || i >= 20) throw e;
       await new Promise((r) => setTimeout(r, 1000));
     }
   }

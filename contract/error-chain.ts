@@ -21,3 +21,12 @@ export function errorChain(e: unknown, depth = 5): ChainLink[] {
 export function grpcCodeOf(e: unknown): number | undefined {
   return errorChain(e).find((l) => typeof l.code === 'number')?.code as number | undefined;
 }
+
+// gRPC codes that mean "try again later": DEADLINE_EXCEEDED (a query no worker answered in time, a
+// loaded frontend), RESOURCE_EXHAUSTED (rate limits), UNAVAILABLE (a frontend restarting).
+const TRANSIENT_GRPC = new Set([4, 8, 14]);
+
+/** Whether a server's answer along the chain says the same call may succeed if tried again. */
+export function isTransientGrpc(e: unknown): boolean {
+  return errorChain(e).some((l) => typeof l.code === 'number' && TRANSIENT_GRPC.has(l.code));
+}

@@ -13,7 +13,7 @@ import { SA_PIPELINE, SA_TENANT } from '../contract/search-attributes.js';
 import { checkRunId } from '../contract/run-id.js';
 import { TenantPolicyError, checkTenantPolicy, parseSpecUnderPolicy, validateSpecUnderPolicy, type TenantPolicy } from '../contract/tenant-policy.js';
 import { loadTenantPolicyConfig } from '../config/worker.js';
-import { errorChain } from '../contract/error-chain.js';
+import { errorChain, isTransientGrpc } from '../contract/error-chain.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { loadClientConfig, loadCodecConfig, type TemporalConnection } from '../config/worker.js';
 import { clientDataConverter } from '../codec/index.js';
@@ -24,6 +24,20 @@ import { describeExecution } from './list.js';
 import { registerSearchAttributes, SearchAttributesMissing, isMissingSearchAttribute, type SearchAttributesReport } from './search-attributes.js';
 
 export const DEFAULT_TASK_QUEUE = DEFAULTS.taskQueue;
+/** How many transient answers in a row `progress()` takes before it gives up (about a minute of polls under a loaded worker's query timeouts). */
+export const PROGRESS_TRANSIENT_TRIES = 6;
+
+/** Calls `query`, asking again after `waitMs` while the server's answer is transient, at most `PROGRESS_TRANSIENT_TRIES` times. */
+export async function askAgainWhenTransient<T>(query: () => Promise<T>, waitMs: number, tries = PROGRESS_TRANSIENT_TRIES): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await query();
+    } catch (e) {
+      if (!isTransientGrpc(e) || i >= tries) throw e;
+      await new Promise((r) => setTimeout(r, waitMs));
+    }
+  }
+}
 
 export interface TandemClientOptions {
   /** Default: TEMPORAL_ADDRESS, or 127.0.0.1:7233 (config/worker.ts). */
@@ -276,18 +290,24 @@ export class PipelineHandle {
     return undefined;
   }
 
-  /** Yields timeline entries as they happen, training progress as it changes, then the final status. */
+  /**
+   * Yields timeline entries as they happen, training progress as it changes, then the final status.
+   * A query that no worker answered in time, or a frontend that is briefly away, is asked again on the
+   * next poll: a busy worker is not the end of the run. Past `PROGRESS_TRANSIENT_TRIES` such answers in
+   * a row the last one is thrown, so a stream never waits silently on a server that is gone.
+   */
   async *progress(pollMs = 500): AsyncGenerator<ProgressEvent> {
+    const ask = <T>(query: () => Promise<T>) => askAgainWhenTransient(query, pollMs);
     let seen = 0;
     let lastStep = -1;
     for (;;) {
-      const [status, timeline] = await Promise.all([this.status(), this.timeline()]);
+      const [status, timeline] = await ask(() => Promise.all([this.status(), this.timeline()]));
       for (const entry of timeline.slice(seen)) yield { type: 'timeline', entry };
       seen = timeline.length;
       if (status.phase === 'completed' || status.phase === 'failed' || status.phase === 'cancelled') {
         // The query may run a moment before the workflow closes; wait for the close.
         await this.workflow.result().catch(() => undefined);
-        yield { type: 'done', status: await this.status() };
+        yield { type: 'done', status: await ask(() => this.status()) };
         return;
       }
       if (status.stage === 'train') {

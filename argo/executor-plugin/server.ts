@@ -18,7 +18,7 @@ import type { PipelineResult, PipelineStatus } from '../../contract/status.js';
 import { InputError } from '../../contract/input-error.js';
 import { EXECUTE_PATH, goDuration, parseArgs, readTemplate, replyFor, type ExecuteTemplateArgs, type ExecuteTemplateReply, type RunObservation } from './protocol.js';
 import type { WorkflowWatch } from './watch.js';
-import { errorChain } from '../../contract/error-chain.js';
+import { errorChain, isTransientGrpc } from '../../contract/error-chain.js';
 import { DEFAULTS } from '../../config/defaults.js';
 import { parseJsonLimited } from '../../contract/limits.js';
 
@@ -42,10 +42,8 @@ export interface PluginRuns {
   cancel(id: string): Promise<void>;
 }
 
-// gRPC codes that mean "try again later": DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNAVAILABLE.
-const TRANSIENT_GRPC = new Set([4, 8, 14]);
 function isTransient(e: unknown): boolean {
-  return errorChain(e).some((l) => l.error instanceof TransientError || (typeof l.code === 'number' && TRANSIENT_GRPC.has(l.code)));
+  return isTransientGrpc(e) || errorChain(e).some((l) => l.error instanceof TransientError);
 }
 
 /** Runs on Temporal through the SDK: one Tandem workflow per plugin node. */

@@ -7,7 +7,6 @@
 // checkpoint, and cannot point the readiness gate off the loopback. Homes sit outside /tmp (the
 // sandbox's own /tmp hid the leak before) and inside the checkout, as the default .tandem does.
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { AuditLog, canonicalJson, loadAuditKey, readAudit, recordHash, verifyAudit } from '../../audit/log.js';
 import { LocalJobBackend } from '../../backends/local-jobs.js';
@@ -16,6 +15,7 @@ import { writeCheckpoint } from '../../backends/checkpoints.js';
 import { builtinCommand } from '../../programs/commands.js';
 import { CharModel, weightsJson } from '../../programs/model.js';
 import { Rng } from '../../programs/rng.js';
+import { probePort } from './probe-port.js';
 
 const base = mkdtempSync(join(process.cwd(), '.security-test-'));
 afterAll(async () => {
@@ -97,9 +97,7 @@ test('a malicious local job reads no secret, home, other run or worker /proc, wr
   writeFileSync(join(home, 'runs', 'other', 'data', 'private'), 'theirs');
   const mine = join(home, 'runs', 'mine', 'data');
   mkdirSync(mine, { recursive: true });
-  const server = createServer((s) => s.end('hello')).listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const port = (server.address() as { port: number }).port;
+  const { server, port } = await probePort();
   const tries: Record<string, string> = {
     secret: `cat ${home}/argo/secrets/other/password`,
     otherRun: `cat ${home}/runs/other/data/private`,
@@ -147,9 +145,8 @@ test('a malicious model server (a spec\'s deploy command) reads no secret, home,
   };
   // The host network is the one capability a model server has (the readiness gate dials it on 127.0.0.1):
   // reaching a host port is the probe's positive control (the same /dev/tcp attempt a pipeline job fails).
-  const server = createServer((c) => c.end('hello')).listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const control = `if (exec 3<>/dev/tcp/127.0.0.1/${(server.address() as { port: number }).port}) >/dev/null 2>&1; then echo "reached host port"; else echo "no host network"; fi`;
+  const { server, port } = await probePort();
+  const control = `if (exec 3<>/dev/tcp/127.0.0.1/${port}) >/dev/null 2>&1; then echo "reached host port"; else echo "no host network"; fi`;
   const script = [...Object.entries(tries).map(([k, c]) => `if (${c}) >/dev/null 2>&1; then echo "ESCAPED ${k}"; else echo "blocked ${k}"; fi`), control, 'exec "$@"'].join('\n');
   const s = new LocalServingBackend(home, { isolation: 'sandbox' });
   const d = await s.deploy({ name: 'evil', model: 'm', checkpoint, command: ['/bin/bash', '-c', script, 'evil', ...builtinCommand('serve')] });

@@ -7,18 +7,18 @@
 // not under /tmp (the pod's own /tmp would hide a leak there). And a template that calls itself ends at
 // Argo's recursion depth instead of overflowing the workflow thread's stack and killing the worker.
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { prepare, type ArgoClient } from '../../argo/client.js';
 import type { ArgoStatus } from '../../argo/lang/types.js';
 import { MAX_DEPTH_MESSAGE, MAX_TEMPLATE_DEPTH } from '../../workflows/argo/template.js';
 import { startArgoHarness } from '../argo/harness.js';
 import { address } from '../helpers.js';
+import { probePort } from './probe-port.js';
 
 const home = mkdtempSync(join(process.cwd(), '.argo-hostile-'));
 let client: ArgoClient;
 let stop: () => Promise<void>;
-const port = createServer((s) => s.end('hello')).listen(0, '127.0.0.1');
+let hostPort: Awaited<ReturnType<typeof probePort>>;
 
 beforeAll(async () => {
   for (const [name, value] of [['other', 'hunter2'], ['mine', 'my-own']]) {
@@ -26,11 +26,11 @@ beforeAll(async () => {
     writeFileSync(join(home, 'argo', 'secrets', name, 'password'), value, { mode: 0o600 });
   }
   ({ client, stop } = await startArgoHarness('argo-hostile', { home }));
-  await new Promise((r) => (port.listening ? r(undefined) : port.once('listening', r)));
+  hostPort = await probePort();
 });
 afterAll(async () => {
   await stop?.();
-  port.close();
+  hostPort?.server.close();
   rmSync(home, { recursive: true, force: true });
 });
 
@@ -41,7 +41,7 @@ test('a hostile pod reads no other secret, home or worker /proc, reaches no host
     otherSecret: `cat ${home}/argo/secrets/other/password`,
     home: `ls ${home}/argo`,
     workerProc: `cat /proc/${process.pid}/environ`,
-    hostPort: `exec 3<>/dev/tcp/127.0.0.1/${(port.address() as { port: number }).port}`,
+    hostPort: `exec 3<>/dev/tcp/127.0.0.1/${hostPort.port}`,
     // The Temporal frontend the worker talks to (the dev server's has no auth).
     temporal: `exec 3<>/dev/tcp/127.0.0.1/${new URL(`http://${address()}`).port}`,
     writeHome: `echo x > ${home}/planted && test -f ${home}/planted`,
