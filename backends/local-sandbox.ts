@@ -2,7 +2,7 @@
 // and model servers (backends/local-serving.ts). Both run under bubblewrap through the Argo target's
 // sandboxArgs (activities/argo/sandbox.ts): the system allowlist and the Tandem installation
 // read-only, TANDEM_HOME hidden, only the workload's own directories visible beyond that.
-import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readSync, realpathSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, readSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { failure } from '../contract/failures.js';
@@ -27,8 +27,14 @@ export interface LocalSandbox {
   dir: string;
   /** TANDEM_HOME: never visible, even where it lies inside the installation. */
   home: string;
-  /** Further host paths visible read-only (a model server's checkpoint), even inside TANDEM_HOME. */
+  /** Further host paths visible read-only, even inside TANDEM_HOME. */
   readOnly?: string[];
+  /**
+   * Directories visible read-only through a descriptor the caller opened (a model server's pinned
+   * checkpoint, pinCheckpoint), even inside TANDEM_HOME. Each is handed to bwrap as the child's fd
+   * `3 + index`: spawn with `stdio: [in, out, err, ...fds]` (sandboxedCommand returns them in order).
+   */
+  readOnlyFds?: PinnedCheckpoint[];
   /** Host directories writable at their own paths (a job's run data and checkpoints). */
   writable?: string[];
   /** `host` only for a workload that must be reached on the host's 127.0.0.1 (a model server). */
@@ -42,16 +48,29 @@ function homePaths(home: string): string[] {
   return real === abs ? [abs] : [abs, real];
 }
 
-/** `bwrap … -- argv` for a local workload, and its working directory (`<dir>/work`, writable). */
-export function sandboxedCommand(argv: string[], s: LocalSandbox): { command: string[]; work: string } {
+/**
+ * `bwrap … -- argv` for a local workload, its working directory (`<dir>/work`, writable), and the
+ * descriptors to pass as the child's fds 3, 4, … (`stdio: [in, out, err, ...fds]`).
+ */
+export function sandboxedCommand(argv: string[], s: LocalSandbox): { command: string[]; work: string; fds: number[] } {
   const work = join(s.dir, 'work');
   mkdirSync(work, { recursive: true });
   try {
     const args = sandboxArgs(
-      { argv, workingDir: work, volumeMounts: [], ownPaths: [], readOnly: [...tandemInstallation(), ...(s.readOnly ?? [])], hide: homePaths(s.home), writable: [work, ...(s.writable ?? [])], network: s.network },
+      {
+        argv,
+        workingDir: work,
+        volumeMounts: [],
+        ownPaths: [],
+        readOnly: [...tandemInstallation(), ...(s.readOnly ?? [])],
+        readOnlyFds: (s.readOnlyFds ?? []).map((p, i) => ({ fd: 3 + i, path: p.path })),
+        hide: homePaths(s.home),
+        writable: [work, ...(s.writable ?? [])],
+        network: s.network,
+      },
       { root: join(s.dir, 'root'), volumesDir: join(s.dir, 'volumes') },
     );
-    return { command: [bwrapBinary(), ...args], work };
+    return { command: [bwrapBinary(), ...args], work, fds: (s.readOnlyFds ?? []).map((p) => p.fd) };
   } catch (e) {
     if (e instanceof SandboxUnavailable) throw failure('RuntimeUnavailable', `${s.what}: ${e.message}`);
     throw e;
@@ -81,31 +100,68 @@ export function readWorkloadFile(path: string, maxBytes: number): string | undef
   }
 }
 
+/** A checkpoint directory opened for a sandbox: bound through its descriptor, so what was checked is what is bound. */
+export interface PinnedCheckpoint {
+  /** An open descriptor of the directory (O_DIRECTORY | O_NOFOLLOW); the caller closes it once the sandbox started. */
+  fd: number;
+  /** The path the sandbox shows it at (the requested path, absolute). */
+  path: string;
+}
+
 /**
- * Why `path` may not be bound into a sandbox as a model server's checkpoint: a training job of the run
- * can write its checkpoints directory, so a planted symlink there (`step-40 → $TANDEM_HOME`) would
- * otherwise show the server whatever it points at. Inside TANDEM_HOME no component below the home may
- * be a symlink and the path must lie in a run's checkpoints; anywhere, it must be a real directory that
- * neither is nor contains the home.
+ * Opens `path` to bind into a sandbox as a model server's checkpoint, or says why it may not be. A
+ * training job of the run can write its checkpoints directory, so a planted symlink there
+ * (`step-40 → $TANDEM_HOME`) would otherwise show the server whatever it points at, and a check of
+ * the path followed by a bind of the path leaves a window in which the job swaps the checked
+ * directory for a link. So the directory is opened once (never through a symlink as its last
+ * component), every check reads where that descriptor really is (/proc/self/fd), and bwrap binds the
+ * descriptor (`--ro-bind-fd`), not the path. Inside TANDEM_HOME the descriptor must be exactly at the
+ * requested path under the home's real path (no component below the home redirected) in a run's
+ * checkpoints; anywhere, a real directory that neither is nor contains the home, nor leads into it.
+ * Undefined `pinned` and `problem`: the path is absent (nothing is bound; the server says it cannot
+ * load it).
  */
-export function checkpointBindProblem(path: string, home: string): string | undefined {
+export function pinCheckpoint(path: string, home: string): { pinned?: PinnedCheckpoint; problem?: string } {
   const abs = resolve(path);
   const homeAbs = resolve(home);
-  let st;
-  try {
-    st = lstatSync(abs);
-  } catch {
-    return undefined; // absent: nothing is bound, and the server says it cannot load it
-  }
-  if (st.isSymbolicLink() || !st.isDirectory()) return 'not a directory (a checkpoint is a directory; a symlink is refused)';
-  const real = realpathSync(abs);
-  const homeReal = existsSync(homeAbs) ? realpathSync(homeAbs) : homeAbs;
-  for (const h of [homeAbs, homeReal]) if (h === real || h.startsWith(`${real}${sep}`)) return 'it contains TANDEM_HOME';
   const rel = relative(homeAbs, abs);
-  if (!rel.startsWith('..') && !isAbsolute(rel)) {
+  const inHome = !rel.startsWith('..') && !isAbsolute(rel);
+  if (inHome) {
     const parts = rel.split(sep);
-    if (parts[0] !== 'runs' || parts[2] !== 'checkpoints' || parts.length < 4) return "inside TANDEM_HOME but not in a run's checkpoints";
-    for (let i = 1; i <= parts.length; i++) if (lstatSync(join(homeAbs, ...parts.slice(0, i))).isSymbolicLink()) return `${join(homeAbs, ...parts.slice(0, i))} is a symlink`;
-  } else if (real.startsWith(`${homeReal}${sep}`)) return 'it leads into TANDEM_HOME';
-  return undefined;
+    if (rel === '') return { problem: 'it contains TANDEM_HOME' };
+    if (parts[0] !== 'runs' || parts[2] !== 'checkpoints' || parts.length < 4) return { problem: "inside TANDEM_HOME but not in a run's checkpoints" };
+    // Named for the error: the first component below the home that is a symlink now.
+    for (let i = 1; i <= parts.length; i++) {
+      const at = join(homeAbs, ...parts.slice(0, i));
+      try {
+        if (lstatSync(at).isSymbolicLink()) return { problem: i === parts.length ? 'not a directory (a checkpoint is a directory; a symlink is refused)' : `${at} is a symlink` };
+      } catch {
+        return {}; // absent
+      }
+    }
+  }
+  let fd: number;
+  try {
+    fd = openSync(abs, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    return { problem: 'not a directory (a checkpoint is a directory; a symlink is refused)' };
+  }
+  const refuse = (problem: string) => {
+    closeSync(fd);
+    return { problem };
+  };
+  let real: string;
+  try {
+    real = readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return refuse('its real path cannot be read (/proc/self/fd)');
+  }
+  const homeReal = existsSync(homeAbs) ? realpathSync(homeAbs) : homeAbs;
+  for (const h of [homeAbs, homeReal]) if (h === real || h.startsWith(`${real}${sep}`)) return refuse('it contains TANDEM_HOME');
+  if (inHome) {
+    // Opened somewhere else than the path checked above: a component was swapped for a link meanwhile.
+    if (real !== join(homeReal, rel)) return refuse(`it was redirected while opened (now at ${real})`);
+  } else if (real.startsWith(`${homeReal}${sep}`) || real.startsWith(`${homeAbs}${sep}`)) return refuse('it leads into TANDEM_HOME');
+  return { pinned: { fd, path: abs } };
 }

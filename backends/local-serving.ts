@@ -21,7 +21,7 @@ import { localIsolationMode } from '../config/worker.js';
 import { chooseIsolation } from './local-jobs.js';
 import { parseJsonLimited } from '../contract/limits.js';
 import { isLoopbackHost } from '../contract/endpoint-url.js';
-import { checkpointBindProblem, readWorkloadFile, sandboxedCommand } from './local-sandbox.js';
+import { pinCheckpoint, readWorkloadFile, sandboxedCommand } from './local-sandbox.js';
 
 /** The isolation TANDEM_LOCAL_ISOLATION gives (auto: the sandbox where bubblewrap works), as chooseIsolation decides for workers. */
 function defaultIsolation(): 'sandbox' | 'none' {
@@ -206,29 +206,42 @@ export class LocalServingBackend {
     record.sandboxed ??= (this.options.isolation ?? defaultIsolation()) === 'sandbox';
     // Sandboxed: only the installation, its checkpoint (read-only) and its work/ directory are visible;
     // the host's network, since the readiness gate and clients reach it on 127.0.0.1.
-    let run: { command: string[]; work: string; extra: Record<string, string> } = { command, work: dir, extra: {} };
+    let run: { command: string[]; work: string; extra: Record<string, string>; fds: number[] } = { command, work: dir, extra: {}, fds: [] };
     if (record.sandboxed) {
       // A fresh root and work/ each start: a rolled-back revision's earlier server could write both
       // (bound at / and as its cwd) and plant symlinks the sandbox builder would follow.
       for (const d of ['root', 'work', 'volumes']) rmSync(join(dir, d), { recursive: true, force: true });
-      const bad = checkpointBindProblem(record.checkpoint, this.home);
-      if (bad) throw failure('InvalidRequest', `deployment ${record.name}: checkpoint ${record.checkpoint} is not served: ${bad}`);
-      const s = sandboxedCommand(command, { what: `deployment ${record.name}`, dir, home: this.home, readOnly: [record.checkpoint], network: 'host' });
-      // bwrap dies with its parent (--die-with-parent), and a model server outlives the worker that
-      // started it (a restarted worker adopts it; `tandem dev --keep`): a shell of its own process
-      // group is that parent, as for local jobs; stopping the group stops shell, bwrap and server.
-      // (`; exit $?`: bash as /bin/sh would otherwise exec the last command, and bwrap's parent be the worker.)
-      run = { command: ['/bin/sh', '-c', '"$@"; exit $?', 'tandem-serve', ...s.command], work: s.work, extra: { TMPDIR: '/tmp' } };
+      // The checkpoint is opened once and bound through that descriptor: a train job swapping it for a
+      // link between the check and the bind would otherwise show the server what the link points at.
+      const pin = pinCheckpoint(record.checkpoint, this.home);
+      if (pin.problem) throw failure('InvalidRequest', `deployment ${record.name}: checkpoint ${record.checkpoint} is not served: ${pin.problem}`);
+      try {
+        const s = sandboxedCommand(command, { what: `deployment ${record.name}`, dir, home: this.home, readOnlyFds: pin.pinned ? [pin.pinned] : [], network: 'host' });
+        // bwrap dies with its parent (--die-with-parent), and a model server outlives the worker that
+        // started it (a restarted worker adopts it; `tandem dev --keep`): a shell of its own process
+        // group is that parent, as for local jobs; stopping the group stops shell, bwrap and server.
+        // (`; exit $?`: bash as /bin/sh would otherwise exec the last command, and bwrap's parent be the worker.)
+        run = { command: ['/bin/sh', '-c', '"$@"; exit $?', 'tandem-serve', ...s.command], work: s.work, extra: { TMPDIR: '/tmp' }, fds: s.fds };
+      } catch (e) {
+        if (pin.pinned) closeSync(pin.pinned.fd);
+        throw e;
+      }
     }
     const log = openSync(join(dir, 'server.log'), 'a');
-    const child = spawn(run.command[0]!, run.command.slice(1), {
-      cwd: run.work,
-      detached: true,
-      stdio: ['ignore', log, log],
-      // Never the worker's own environment (its secrets would reach server.log and the failure): backends/job-env.ts.
-      env: jobEnv(record.env, { TANDEM_CHECKPOINT: record.checkpoint, TANDEM_MODEL_ID: record.model, TANDEM_ENDPOINT_FILE: join(run.work, 'endpoint.json') }, run.extra),
-    });
-    closeSync(log);
+    let child;
+    try {
+      child = spawn(run.command[0]!, run.command.slice(1), {
+        cwd: run.work,
+        detached: true,
+        // The pinned checkpoint reaches bwrap as fd 3 (bwrap closes it once bound: the server never holds it).
+        stdio: ['ignore', log, log, ...run.fds],
+        // Never the worker's own environment (its secrets would reach server.log and the failure): backends/job-env.ts.
+        env: jobEnv(record.env, { TANDEM_CHECKPOINT: record.checkpoint, TANDEM_MODEL_ID: record.model, TANDEM_ENDPOINT_FILE: join(run.work, 'endpoint.json') }, run.extra),
+      });
+    } finally {
+      closeSync(log);
+      for (const fd of run.fds) closeSync(fd);
+    }
     child.unref();
     if (child.pid === undefined) throw new Error(`could not start model server ${command[0]}`);
     Object.assign(record, { pid: child.pid, startTime: processStartTime(child.pid)?.start, state: 'serving', retiredBy: undefined, stopped: undefined });

@@ -59,6 +59,12 @@ export interface SandboxContainer {
   readOnly?: string[];
   /** Host directories bound writable at the same path (a pipeline job's run directories, its job directory). */
   writable?: string[];
+  /**
+   * Directories bound read-only from descriptors the sandbox's parent holds (`--ro-bind-fd`: bwrap
+   * binds the open directory and checks it is the one mounted, so a path swapped for a symlink after
+   * it was checked binds nothing else). `fd` is the descriptor's number in bwrap's process.
+   */
+  readOnlyFds?: { fd: number; path: string }[];
   /** Host paths hidden (an empty tmpfs) where they lie inside a `readOnly` extra: TANDEM_HOME inside a checkout. */
   hide?: string[];
   /** `host`: the host's network (a declared capability: model servers); its own loopback only by default. */
@@ -168,6 +174,7 @@ export function sandboxArgs(c: SandboxContainer, layout: SandboxLayout, list: (d
   for (const p of c.readOnly ?? []) if (!hidden(p)) bindReadOnly(p);
   for (const h of c.hide ?? []) if ((c.readOnly ?? []).some((r) => !hidden(r) && within(norm(h), norm(r)))) args.push('--tmpfs', norm(h));
   for (const p of c.readOnly ?? []) if (hidden(p)) bindReadOnly(p);
+  for (const p of c.readOnlyFds ?? []) args.push('--ro-bind-fd', String(p.fd), norm(p.path)); // after the tmpfs, which would cover one inside the home
   for (const p of c.writable ?? []) {
     mkdirSync(p, { recursive: true });
     args.push('--bind', realpathSync(p), norm(p));

@@ -6,11 +6,13 @@
 // (backends/local-serving.ts, the same sandbox with the host network) reads nothing of the home but its
 // checkpoint, and cannot point the readiness gate off the loopback. Homes sit outside /tmp (the
 // sandbox's own /tmp hid the leak before) and inside the checkout, as the default .tandem does.
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { AuditLog, canonicalJson, loadAuditKey, readAudit, recordHash, verifyAudit } from '../../audit/log.js';
 import { LocalJobBackend } from '../../backends/local-jobs.js';
 import { LocalServingBackend, loopbackProblem } from '../../backends/local-serving.js';
+import { pinCheckpoint, sandboxedCommand } from '../../backends/local-sandbox.js';
 import { writeCheckpoint } from '../../backends/checkpoints.js';
 import { builtinCommand } from '../../programs/commands.js';
 import { CharModel, weightsJson } from '../../programs/model.js';
@@ -211,4 +213,26 @@ test('a model server that writes an endpoint off the loopback fails its deploy a
   expect(loopbackProblem('http://user:pw@127.0.0.1:1')).toBe('credentials in the URL');
   expect(loopbackProblem('file:///etc/passwd')).toBe('scheme file: (only http and https)');
   expect(loopbackProblem('http://[::1]:8000/v1')).toBeUndefined();
+});
+
+test('a checkpoint swapped for a symlink after it was checked still binds the checked directory (the bind follows the descriptor), and the server never holds that descriptor', async () => {
+  const { home, checkpoint } = hostileHome('home-swap');
+  const { pinned, problem } = pinCheckpoint(checkpoint, home);
+  expect(problem).toBeUndefined();
+  // The race a train job of the run could win: between the check and bwrap's bind, step-1 becomes a link to the home.
+  renameSync(checkpoint, `${checkpoint}.real`);
+  symlinkSync(home, checkpoint);
+  const dir = join(base, 'swap-sandbox');
+  const probe = `ls ${checkpoint}; cat ${checkpoint}/argo/secrets/other/password 2>/dev/null; for f in /proc/$$/fd/*; do readlink "$f"; done`;
+  const s = sandboxedCommand(['/bin/sh', '-c', probe], { what: 'probe', dir, home, readOnlyFds: [pinned!] });
+  const r = spawnSync(s.command[0]!, s.command.slice(1), { cwd: s.work, stdio: ['ignore', 'pipe', 'pipe', ...s.fds], encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } });
+  closeSync(pinned!.fd);
+  expect(r.stderr).toBe('');
+  const lines = r.stdout.trim().split('\n');
+  expect(lines).toContain('weights.json'); // the checked directory, not the home the link points at
+  expect(lines).not.toContain('argo');
+  expect(r.stdout).not.toContain('hunter2');
+  expect(lines.filter((l) => l.startsWith('/') && l.includes('checkpoints'))).toEqual([]); // no descriptor of it inside
+  // Asked again now, the swapped path is refused.
+  expect(pinCheckpoint(checkpoint, home).problem).toBe('not a directory (a checkpoint is a directory; a symlink is refused)');
 });
