@@ -74,6 +74,12 @@ export interface KubernetesConfig {
   /** KUBECONFIG, or in-cluster (KUBERNETES_SERVICE_HOST); undefined: no cluster. */
   cluster?: { kubeconfigPath?: string };
   namespace?: string;
+  /**
+   * TANDEM_K8S_SITE: the cluster's site name in placement, quotas, tenant policies and job records.
+   * Undefined: the apiserver's host:port, as before the setting existed (quota files and policies
+   * written against that name keep working).
+   */
+  site?: string;
   /** Image of Tandem's built-in steps (stages with runtime kubernetes). */
   stepImage?: string;
   vllmImage?: string;
@@ -208,6 +214,7 @@ const clusterShape = {
   KUBECONFIG: optional(text),
   KUBERNETES_SERVICE_HOST: optional(text),
   TANDEM_K8S_NAMESPACE: optional(z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a Kubernetes namespace name (lower-case letters, digits, dashes)')),
+  TANDEM_K8S_SITE: optional(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,62}$/, 'must be a site name (letters, digits, ".", "_", ":", "-"; at most 63 characters)')),
   TANDEM_K8S_STEP_IMAGE: optional(text),
   TANDEM_K8S_VLLM_IMAGE: optional(text),
   TANDEM_K8S_SERVICE_TYPE: optional(z.enum(['ClusterIP', 'LoadBalancer'], 'must be ClusterIP or LoadBalancer')),
@@ -391,6 +398,7 @@ function cluster(v: Parsed<typeof clusterShape>, env: Env, issue: (i: ConfigIssu
     kubernetes: {
       cluster: v.KUBECONFIG || v.KUBERNETES_SERVICE_HOST ? { kubeconfigPath: v.KUBECONFIG } : undefined,
       namespace: v.TANDEM_K8S_NAMESPACE,
+      site: v.TANDEM_K8S_SITE,
       stepImage: v.TANDEM_K8S_STEP_IMAGE,
       vllmImage: v.TANDEM_K8S_VLLM_IMAGE,
       serviceType: v.TANDEM_K8S_SERVICE_TYPE ?? DEFAULTS.k8sServiceType,

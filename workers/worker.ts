@@ -139,10 +139,10 @@ export function tandemActivities(opts: TandemActivityOptions): object {
   const argoTargets: Parameters<typeof createArgoActivities>[0]['targets'] = {};
   if (backends.slurm instanceof SlurmJobBackend) argoTargets.slurm = new SlurmTarget(backends.slurm);
   // Argo templates name their own image; the step image only matters for Tandem's built-in steps.
-  if (k8s) argoTargets.kubernetes = new KubernetesTarget(backends.kubernetes instanceof KubernetesJobBackend ? backends.kubernetes : new KubernetesJobBackend({ clients: k8s, defaultImage: kube.stepImage ?? '' }));
+  if (k8s) argoTargets.kubernetes = new KubernetesTarget(backends.kubernetes instanceof KubernetesJobBackend ? backends.kubernetes : new KubernetesJobBackend({ clients: k8s, site: kube.site, defaultImage: kube.stepImage ?? '' }));
   let k8sActivities: object = { k8sApplyServing: noCluster, k8sAwaitRollout: noCluster, k8sGateServing: noCluster, k8sRollbackServing: noCluster, k8sTeardownServing: noCluster };
   if (k8s) {
-    if (kube.stepImage) backends.kubernetes = new KubernetesJobBackend({ clients: k8s, defaultImage: kube.stepImage });
+    if (kube.stepImage) backends.kubernetes = new KubernetesJobBackend({ clients: k8s, site: kube.site, defaultImage: kube.stepImage });
     k8sActivities = createKubernetesActivities({
       serving: new KubernetesServingBackend({ clients: k8s, image: kube.vllmImage, serviceType: kube.serviceType }),
       audit: activityAuditor(audit),
@@ -154,7 +154,7 @@ export function tandemActivities(opts: TandemActivityOptions): object {
   const inventorySources = opts.inventorySources ?? [
     localMachineSource(),
     ...(slurm instanceof SlurmrestdJobBackend ? [slurmrestdSource(slurm)] : slurm instanceof FirecrestJobBackend ? [firecrestSource(slurm, slurm.system)] : []),
-    ...(k8s ? [kubernetesSource(k8s)] : []),
+    ...(k8s ? [kubernetesSource(k8s, kube.site)] : []),
   ];
   return {
     ...createActivities({ ...opts, backends, inventorySources, audit }),

@@ -106,9 +106,9 @@ describe('every variable parsed', () => {
   });
 
   test('Kubernetes and migration sites', () => {
-    const env = { KUBECONFIG: '/k/config', TANDEM_K8S_NAMESPACE: 'ml', TANDEM_K8S_STEP_IMAGE: 'steps:1', TANDEM_K8S_VLLM_IMAGE: 'vllm:1', TANDEM_K8S_SERVICE_TYPE: 'LoadBalancer', TANDEM_K8S_MIGRATION_NODE_SELECTOR: 'pool=x', TANDEM_SLURM_SITES: 'zurich=/etc/z.conf, lugano=/etc/l.conf', TANDEM_K8S_SITES: 'k8s-a=/k/a,k8s-b' };
+    const env = { KUBECONFIG: '/k/config', TANDEM_K8S_NAMESPACE: 'ml', TANDEM_K8S_SITE: 'alps-k8s', TANDEM_K8S_STEP_IMAGE: 'steps:1', TANDEM_K8S_VLLM_IMAGE: 'vllm:1', TANDEM_K8S_SERVICE_TYPE: 'LoadBalancer', TANDEM_K8S_MIGRATION_NODE_SELECTOR: 'pool=x', TANDEM_SLURM_SITES: 'zurich=/etc/z.conf, lugano=/etc/l.conf', TANDEM_K8S_SITES: 'k8s-a=/k/a,k8s-b' };
     expect(loadClusterConfig(env)).toEqual({
-      kubernetes: { cluster: { kubeconfigPath: '/k/config' }, namespace: 'ml', stepImage: 'steps:1', vllmImage: 'vllm:1', serviceType: 'LoadBalancer' },
+      kubernetes: { cluster: { kubeconfigPath: '/k/config' }, namespace: 'ml', site: 'alps-k8s', stepImage: 'steps:1', vllmImage: 'vllm:1', serviceType: 'LoadBalancer' },
       migration: {
         slurmSites: { zurich: '/etc/z.conf', lugano: '/etc/l.conf' },
         kubernetesSites: { 'k8s-a': { kubeconfigPath: '/k/a', namespace: 'ml', nodeSelector: 'pool=x' }, 'k8s-b': { kubeconfigPath: '/k/config', namespace: 'ml', nodeSelector: 'pool=x' } },
@@ -117,6 +117,9 @@ describe('every variable parsed', () => {
     // In a pod: no kubeconfig, the in-cluster service account.
     expect(loadClusterConfig({ KUBERNETES_SERVICE_HOST: '127.0.0.1' }).kubernetes.cluster).toEqual({ kubeconfigPath: undefined });
     expect(loadWorkerConfig(env).migration).toEqual(loadClusterConfig(env).migration);
+    // The site name quotas and tenant policies use; unset, the apiserver's host:port (KubernetesJobBackend, kubernetesSource).
+    expect(loadClusterConfig({ KUBECONFIG: '/k/config' }).kubernetes.site).toBeUndefined();
+    expect(() => loadClusterConfig({ KUBECONFIG: '/k/config', TANDEM_K8S_SITE: 'my site' })).toThrow(/TANDEM_K8S_SITE.*must be a site name/s);
   });
 
   test('the sites file, with the secrets it names, and the quotas file', () => {
