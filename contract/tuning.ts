@@ -45,8 +45,9 @@ export const TUNING_DEFAULTS = {
  * How the Argo interpreter stays within Temporal's limits at any size (docs/argo-scale.md): at most
  * `maxActivitiesInFlight` activities in flight per workflow; a workflow runs about `sliceNodes` leaf
  * nodes itself and hands larger loops and composite calls to child workflows, at most `sliceFanOut`
- * children per loop (a child with more items splits them again), `childrenAtOnce` of them running at a
- * time (each one's first workflow task does a slice's worth of work: not all at once on a loaded worker).
+ * children per loop (a child with more items splits them again), at most `childrenAtOnce` children of
+ * one workflow running at a time, loops' and composite calls' together (each one's first workflow task
+ * does a slice's worth of work, and each live child holds memory: not all at once on a loaded worker).
  */
 export const ARGO_SCALE_DEFAULTS = { maxActivitiesInFlight: 500, sliceNodes: 250, sliceFanOut: 100, childrenAtOnce: 8 } as const;
 

@@ -85,6 +85,45 @@ spec:
   expect(pods(st)).toHaveLength(25 + 9 + 1 + 1);
 }, 120_000);
 
+test('a workflow runs at most 8 children at once, composite calls and loops together (a DAG of 12 composite tasks)', async () => {
+  const tasks = Array.from({ length: 12 }, (_, i) => `      - {name: t${i}, template: inner, arguments: {parameters: [{name: x, value: "${i}"}]}}`).join('\n');
+  const { st } = await run(`apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  generateName: gate-
+  annotations: {tandem.io/slice-nodes: "2"}
+spec:
+  entrypoint: outer
+  templates:
+  - name: outer
+    dag:
+      tasks:
+${tasks}
+  - name: inner
+    inputs: {parameters: [{name: x}]}
+    dag:
+      tasks:
+      - {name: a, template: leaf, arguments: {parameters: [{name: x, value: "{{inputs.parameters.x}}a"}]}}
+      - {name: b, template: leaf, arguments: {parameters: [{name: x, value: "{{inputs.parameters.x}}b"}]}}
+      - {name: c, template: leaf, arguments: {parameters: [{name: x, value: "{{inputs.parameters.x}}c"}]}}
+  - name: leaf
+    inputs: {parameters: [{name: x}]}
+    script: {image: alpine, command: [sh], source: 'sleep 2; echo {{inputs.parameters.x}}'}
+`);
+  expect(outcome(st)).toEqual(succeeded);
+  const r = results(st);
+  for (let i = 0; i < 12; i++) for (const x of 'abc') expect(r.get(`${st.name}.t${i}.${x}`)).toBe(`${i}${x}`);
+  // The run's own children (one per inner call: weight 3 over a budget of 2), and when each ran.
+  const own = st.slices!.filter((id) => /--f\d+$/.test(id));
+  expect(own).toHaveLength(12);
+  const spans = await Promise.all(own.map(async (id) => client.client.workflow.getHandle(id).describe()));
+  const edges = spans.flatMap((d) => [{ t: d.startTime.getTime(), d: 1 }, { t: d.closeTime!.getTime(), d: -1 }]).sort((a, b) => a.t - b.t || a.d - b.d);
+  let live = 0;
+  let most = 0;
+  for (const e of edges) most = Math.max(most, (live += e.d));
+  expect(most).toBe(8); // all 12 start together without the bound; with it, 8, then the rest as they end
+}, 300_000);
+
 test('a 5,000-item loop completes: every item ran once with its output, the aggregate in order', async () => {
   const n = 5000;
   const { st } = await run(`apiVersion: argoproj.io/v1alpha1

@@ -263,6 +263,30 @@ spec:
     inputs: {parameters: [{name: msg}]}
     script: {image: alpine, command: [sh], source: 'echo "{{inputs.parameters.msg}}"'}
 `;
+// A DAG of 10 composite tasks over a budget of 2: 10 children wanted at once, 8 run (ARGO_PATCHES.childrenAtOnce).
+const ARGO_CHILDREN_AT_ONCE = `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  name: recorded-argo-children-at-once
+  annotations: {tandem.io/slice-nodes: "2"}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    dag:
+      tasks:
+${Array.from({ length: 10 }, (_, i) => `      - {name: t${i}, template: pair, arguments: {parameters: [{name: msg, value: "${i}"}]}}`).join('\n')}
+  - name: pair
+    inputs: {parameters: [{name: msg}]}
+    dag:
+      tasks:
+      - {name: a, template: echo, arguments: {parameters: [{name: msg, value: "{{inputs.parameters.msg}}a"}]}}
+      - {name: b, template: echo, arguments: {parameters: [{name: msg, value: "{{inputs.parameters.msg}}b"}]}}
+      - {name: c, template: echo, arguments: {parameters: [{name: msg, value: "{{inputs.parameters.msg}}c"}]}}
+  - name: echo
+    inputs: {parameters: [{name: msg}]}
+    script: {image: alpine, command: [sh], source: 'echo "{{inputs.parameters.msg}}"'}
+`;
 const dir = mkdtempSync(join(tmpdir(), 'tandem-record-'));
 const server = await startDevServer({ dbFile: join(dir, 'temporal.db') });
 try {
@@ -311,6 +335,9 @@ try {
       save('argoWorkflow-fan-out', await argo.client.workflow.getHandle(`argo-${fanOutRun.id}`).fetchHistory(), `argo-${fanOutRun.id}`);
       // Its fourth child runs the three pods of `pair`, one at a time (max-activities-in-flight 1).
       save('argoSlice-fan-out', await argo.client.workflow.getHandle(`argo-${fanOutRun.id}--f4`).fetchHistory(), `argo-${fanOutRun.id}--f4`);
+      const gateRun = await argo.submit(prepare('recorded-argo-children-at-once.yaml', { text: ARGO_CHILDREN_AT_ONCE }));
+      await argo.wait(gateRun.id);
+      save('argoWorkflow-children-at-once', await argo.client.workflow.getHandle(`argo-${gateRun.id}`).fetchHistory(), `argo-${gateRun.id}`);
       const displayRun = await argo.submit(prepare('recorded-argo-display-name.yaml', { text: ARGO_DISPLAY_NAME }));
       await argo.wait(displayRun.id);
       save('argoWorkflow-display-name', await argo.client.workflow.getHandle(`argo-${displayRun.id}`).fetchHistory(), `argo-${displayRun.id}`);

@@ -14,6 +14,7 @@ import { ARGO_PATCHES } from './api.js';
 import { runItems } from './call.js';
 import { createContext, type RunContext } from './context.js';
 import { isComposite, sliceSize, TemplateSizes, underRoot, type FanOut, type SliceBudget, type SliceInput, type SliceJob, type SliceResult } from './fanout-plan.js';
+import { Gate } from './in-flight.js';
 import { itemLabel } from './loops.js';
 import { activityMessage, UserError, type NodeResult } from './model.js';
 import { runTemplate } from './template.js';
@@ -43,6 +44,13 @@ class Slicer implements FanOut {
   private readonly budget: SliceBudget;
   /** Roots of children's nodes whose parent this workflow does not hold: handed up to its own parent. */
   readonly foreignRoots: { id: string; parentId: string }[] = [];
+  /**
+   * At most childrenAtOnce children of this workflow run at once, loops' and composite calls' together:
+   * a DAG of 30 composite tasks would otherwise start 30 children, each 22 of its own (660 workflows
+   * live at once, a worker of 3.4 GB and 9 s workflow tasks at 30³). The bound is per workflow, and a
+   * child waits only on its own children, so the tree cannot deadlock.
+   */
+  private readonly children = new Gate(ARGO_SCALE_DEFAULTS.childrenAtOnce, ARGO_PATCHES.childrenAtOnce);
 
   constructor(
     private readonly ctx: RunContext,
@@ -119,11 +127,15 @@ class Slicer implements FanOut {
   private async start(job: SliceJob, reusePrefix: string): Promise<(NodeResult | undefined)[]> {
     const path = this.path ? `${this.path}.${++this.started}` : String(++this.started);
     const workflowId = `${this.rootWorkflowId}--f${path}`;
-    (this.ctx.status.slices ??= []).push(workflowId);
-    const input: SliceInput = { run: reuseUnder(this.ctx.input, reusePrefix), path, global: { ...this.ctx.global }, job, rootWorkflowId: this.rootWorkflowId };
     let r: SliceResult;
     try {
-      r = await executeChild<(i: SliceInput) => Promise<SliceResult>>(SLICE_WORKFLOW_TYPE, { workflowId, args: [input] });
+      r = await this.children.call(() => {
+        // Listed once it starts: `argo get` reads each listed child (a waiting one does not exist yet).
+        (this.ctx.status.slices ??= []).push(workflowId);
+        // The global scope as it is when the child starts (a sibling that ended meanwhile may have set some).
+        const input: SliceInput = { run: reuseUnder(this.ctx.input, reusePrefix), path, global: { ...this.ctx.global }, job, rootWorkflowId: this.rootWorkflowId };
+        return executeChild<(i: SliceInput) => Promise<SliceResult>>(SLICE_WORKFLOW_TYPE, { workflowId, args: [input] });
+      });
     } catch (e) {
       if (isCancellation(e)) throw e;
       // Its nodes are in its own status; here the call (or loop) ends in Error with its reason.

@@ -19,14 +19,22 @@ export function maxInFlight(input: ArgoRunInput): number {
   return Math.max(1, Math.floor(n));
 }
 
-class Gate {
+/**
+ * A first-come-first-served bound on what a workflow has running at once (activities here; child
+ * workflows in fanout.ts). Below the bound a call goes on in the same tick; at it, `patch` is asked,
+ * so only runs that reach the bound record a marker, and a run recorded before the bound calls on.
+ */
+export class Gate {
   used = 0;
   private readonly waiting: { granted: boolean }[] = [];
-  constructor(readonly limit: number) {}
+  constructor(
+    readonly limit: number,
+    private readonly patch: string = ARGO_PATCHES.inFlight,
+  ) {}
 
   /** Calls `invoke` now when a slot is free (same tick), else once one is handed over. */
   call<T>(invoke: () => Promise<T>): Promise<T> {
-    if (this.used < this.limit || !patched(ARGO_PATCHES.inFlight)) {
+    if (this.used < this.limit || !patched(this.patch)) {
       this.used++;
       return this.track(invoke());
     }
