@@ -122,15 +122,50 @@ export function firecrestAllocGpus(gpus: number, cpus: number, allocCpus: number
   return cpus > 0 ? Math.min(gpus, Math.ceil((gpus * allocCpus) / cpus)) : 0;
 }
 
-export function slurmrestdSource(backend: SlurmrestdJobBackend, cluster = backend.site): InventorySource {
+/**
+ * How far slurmctld's clock may be behind the worker's when the kept inventory asks slurmrestd whether
+ * the nodes changed since its last read (`update_time` is compared with slurmctld's own clock). A
+ * change is then seen at once as long as the clocks differ by less than this; beyond it, a change made
+ * within the difference after a read waits for the next change or the 30 s resync. After a change the
+ * site is read again on each decision for this long (the question cannot tell the change already read).
+ */
+export const SLURM_CLOCK_MARGIN_S = 5;
+
+/**
+ * A Slurm site through slurmrestd. Its generation is a counter that moves when slurmrestd says the node
+ * table changed since the last read (`nodesChangedSince`, a 304 otherwise): a job that starts or ends
+ * changes its nodes' allocation, so the site's own jobs move it too, and an unchanged site costs one
+ * small request per decision instead of reading every node and job.
+ */
+export function slurmrestdSource(backend: SlurmrestdJobBackend, cluster = backend.site, opts: { clock?: () => number; clockMarginSeconds?: number } = {}): InventorySource {
+  const clock = opts.clock ?? (() => Date.now() / 1000);
+  const margin = opts.clockMarginSeconds ?? SLURM_CLOCK_MARGIN_S;
+  /** The worker's clock when the last full read began: what it read is at least that recent. */
+  let readFrom: number | undefined;
+  let token = 0;
   return {
     name: `slurmrestd:${backend.site}`,
     // The job listing names Tandem's own jobs (by label); FirecREST's job model carries no comment, so
     // there every job stays opaque and is never preempted.
-    gather: async () => { const [nodes, jobs] = await Promise.all([backend.client.nodes(), backend.client.listJobs()]); return slurmInventory(backend.site, cluster, nodes, jobs); },
+    gather: async () => {
+      const from = clock();
+      const [nodes, jobs] = await Promise.all([backend.client.nodes(), backend.client.listJobs()]);
+      readFrom = from;
+      return slurmInventory(backend.site, cluster, nodes, jobs);
+    },
+    generation: async () => {
+      // Never read: the kept state reads it anyway. Read: moved only when slurmrestd says so.
+      if (readFrom !== undefined && (await backend.client.nodesChangedSince(readFrom - margin))) token++;
+      return token;
+    },
   };
 }
 
+/**
+ * A Slurm site through FirecREST v2 (`/status/{system}/nodes`). It has no generation: FirecREST's API
+ * offers no change token or conditional read, so the kept state reads it on every decision and moves
+ * by what differs (activities/placement-inventory.ts).
+ */
 export function firecrestSource(backend: FirecrestJobBackend, system: string): InventorySource {
   return {
     name: `firecrest:${backend.site}`,

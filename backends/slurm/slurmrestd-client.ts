@@ -91,6 +91,29 @@ export class SlurmrestdClient {
     return this.mapping.nodes(await this.get(this.mapping.paths.nodes));
   }
 
+  /**
+   * Whether the node table changed at or after `since` (epoch seconds, slurmctld's clock): slurmrestd
+   * answers `?update_time=` with 304 when it did not, without sending the nodes. Placement's kept
+   * inventory asks this before each decision instead of reading every node (activities/placement-sources.ts).
+   * Only a 304 means unchanged: 22.05's v0.0.38 answers a changed node table with 500 "Unspecified
+   * error" when the partitions did not change (its handler loads them with the same update_time), and
+   * any other answer or failure is taken as a change too, so the caller reads. Not retried: it is one
+   * cheap question, and "changed" is always a safe answer.
+   */
+  async nodesChangedSince(since: number): Promise<boolean> {
+    const path = this.mapping.paths.nodes;
+    const t0 = performance.now(); // metrics
+    try {
+      const res = await this.http(`${this.base}${path}?update_time=${Math.max(0, Math.floor(since))}`, { method: 'GET', responseType: 'text' });
+      // Not counted as a failure: 22.05's 500 above is its normal answer to this question.
+      observeSlurmRequest('slurmrestd', 'GET', path, t0, res.statusCode, false);
+      return res.statusCode !== 304;
+    } catch {
+      observeSlurmRequest('slurmrestd', 'GET', path, t0, undefined, true);
+      return true;
+    }
+  }
+
   async getJob(jobId: string): Promise<SiteJob | undefined> {
     try {
       return this.mapping.jobs(await this.get(this.mapping.paths.job(jobId)))[0];

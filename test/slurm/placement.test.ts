@@ -5,6 +5,7 @@ import { SlurmrestdJobBackend } from '../../backends/slurm/slurmrestd-backend.js
 import { gpusFromGres } from '../../backends/slurm/site-api.js';
 import { firecrestAllocGpus, slurmInventory, slurmrestdSource } from '../../activities/placement-sources.js';
 import { createPlacementActivities } from '../../activities/placement.js';
+import { KeptInventory } from '../../activities/placement-inventory.js';
 import { startCluster, type Cluster } from './cluster.js';
 
 const RECORDED = '../shared/data/firecrest/slurmrestd-mock-responses/slurm_get_nodes.json';
@@ -55,4 +56,38 @@ describe('on a real Slurm cluster through slurmrestd', () => {
     expect(no.decision.kind).toBe('reject');
     expect(no.decision.explanation).toMatch(/gpu/i);
   });
+
+  test("the kept inventory asks slurmrestd whether the nodes changed (304: no read) and sees another user's job start and end through it", async () => {
+    // resync after an hour: whatever the kept state learns below comes through the generation alone.
+    const src = slurmrestdSource(backend, undefined, { clockMarginSeconds: 1 });
+    const kept = new KeptInventory([src], 3600);
+    const now = () => Date.now() / 1000;
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    await kept.refresh(now());
+    expect(kept.reads).toBe(1);
+    // Unchanged: decisions cost a 304, not a read. The idle cluster's own node table moves now and then
+    // (every ~20 s here), so one of three windows of 10 decisions must have read at most once; without
+    // the generation each of them reads 10 times.
+    const windows: number[] = [];
+    for (let w = 0; w < 3 && !windows.some((r) => r <= 1); w++) {
+      await sleep(2200); // past the 1 s margin since the last read
+      const before = kept.reads;
+      for (let k = 0; k < 10; k++) await kept.refresh(now());
+      windows.push(kept.reads - before);
+    }
+    expect(windows.some((r) => r <= 1)).toBe(true);
+    const inUse = `place:${cluster.node}:in-use`;
+    const until = async (what: string, ok: () => boolean) => {
+      for (const end = Date.now() + 20_000; Date.now() < end; await sleep(250)) {
+        await kept.refresh(now());
+        if (ok()) return;
+      }
+      throw new Error(`the kept inventory never saw ${what}`);
+    };
+    expect(kept.running(inUse)).toBeUndefined();
+    const id = /Submitted batch job (\d+)/.exec(await cluster.cli('sbatch', ['--wrap', 'sleep 60', '-N1', '-n2', '-o', '/dev/null']))![1]!;
+    await until('the job start', () => kept.running(inUse)?.job.per.cpus === 2);
+    await cluster.cli('scancel', [id]);
+    await until('the job end', () => kept.running(inUse) === undefined);
+  }, 90_000);
 });
