@@ -20,6 +20,7 @@ import type { QuotasFile } from '../contract/quotas.js';
 import { checkReadiness } from './readiness.js';
 import { createPlacementActivities, localMachineSource, type InventorySource } from './placement.js';
 import { KeptInventory } from './placement-inventory.js';
+import { closeWith } from './lifetime.js';
 import type { RecoverySite } from './recovery.js';
 import type { AwaitJobInput, CatalogEntry, CatalogInput, DeployInput, Deployment, ReadinessInput, ReadinessResult, SubmitJobInput } from './types.js';
 import { DEFAULTS, TUNING_DEFAULTS } from '../config/defaults.js';
@@ -109,7 +110,8 @@ export function createActivities(config: ActivityConfig) {
   // Placement's kept state: moved by what submitJob and awaitJob see (activities/placement-inventory.ts).
   const placementState = new KeptInventory(inventorySources);
 
-  return {
+  // Its sources' watches (Kubernetes) are closed when the worker stops (activities/lifetime.ts).
+  return closeWith({
     ...createPlacementActivities(inventorySources, {}, undefined, guard, placementState),
     ...createQuotaActivities(config.quotas, (runtime, stage, site) => siteOf(resolveBackend(backends, runtime, stage, site)), audit),
     // A stage with no backend gets undefined here and its clear error from submitJob.
@@ -262,7 +264,7 @@ export function createActivities(config: ActivityConfig) {
       if (removed) observeDeployment('local', 'teardown'); // metrics
       if (removed) await audit({ what: 'deployment.removed', where: { site: 'local', runtime: 'local' }, details: { name } });
     },
-  };
+  }, () => placementState.close());
 }
 
 export type TandemActivities = ReturnType<typeof createActivities>;

@@ -47,6 +47,8 @@ export interface InventorySource {
    * (activities/placement-inventory.ts). Without one the source is read on every decision.
    */
   generation?(): unknown;
+  /** Lets go of what the source holds open between reads (a watch); the worker calls it at its end. */
+  close?(): void | Promise<void>;
 }
 
 
@@ -117,6 +119,11 @@ export class KeptInventory implements PlacementEvents {
     private readonly clock: () => number = () => Date.now() / 1000,
   ) {
     this.views = sources.map(() => undefined);
+  }
+
+  /** Closes every source that holds something open (their watches): the worker's end. */
+  async close(): Promise<void> {
+    await Promise.all(this.sources.map((s) => s.close?.()));
   }
 
   get inventory(): Inventory {

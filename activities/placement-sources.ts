@@ -9,7 +9,9 @@ import { toJobState } from '../backends/slurm/states.js';
 import { decodeJobLabels } from '../contract/job-labels.js';
 import type { NodeSpec, PartitionSpec, SiteSpec } from '../placement/index.js';
 import type { InventorySource, RunningWork } from './placement.js';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { KubeClients } from '../backends/kubernetes/client.js';
+import { CollectionWatch } from '../backends/kubernetes/collection-watch.js';
 
 const UNAVAILABLE = ['down', 'drain', 'draining', 'drained', 'fail', 'failing', 'maint', 'not_responding', 'future', 'power_down', 'powered_down', 'reboot_requested'];
 
@@ -212,44 +214,74 @@ export function memoryMiB(q: string | undefined): number {
   return Math.floor(Number(m[1]) * f[m[2] ?? '']!);
 }
 
+/** A Node as placement sees it (allocatable CPU, memory, nvidia.com/gpu, topology labels, readiness), and its pool. */
+function nodeSpecOf(n: V1Node): { pool: string; spec: NodeSpec } {
+  const labels = n.metadata?.labels ?? {};
+  const alloc = n.status?.allocatable ?? {};
+  const ready = n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+  return {
+    pool: labels['tandem.dev/pool'] ?? 'default',
+    spec: {
+      id: n.metadata!.name!,
+      cpus: Math.floor(cpuQuantity(alloc.cpu)),
+      gpus: Number(alloc['nvidia.com/gpu'] ?? 0),
+      gpuModel: labels['nvidia.com/gpu.product'],
+      memoryMB: memoryMiB(alloc.memory),
+      ibIsland: labels['topology.tandem.dev/ib-island'],
+      nvlinkDomain: labels['topology.tandem.dev/nvlink-domain'],
+      rack: labels['topology.tandem.dev/rack'],
+      down: !ready || n.spec?.unschedulable === true,
+    },
+  };
+}
+
+/** A pod bound to a node and Pending or Running holds its containers' requests there; any other holds nothing. */
+function podUseOf(p: V1Pod): { node: string; per: { cpus: number; gpus: number; memoryMB: number } } | undefined {
+  if (!p.spec?.nodeName || (p.status?.phase !== 'Running' && p.status?.phase !== 'Pending')) return undefined;
+  const per = (p.spec.containers ?? []).reduce((a, c) => ({ cpus: a.cpus + cpuQuantity(c.resources?.requests?.cpu), gpus: a.gpus + Number(c.resources?.limits?.['nvidia.com/gpu'] ?? c.resources?.requests?.['nvidia.com/gpu'] ?? 0), memoryMB: a.memoryMB + memoryMiB(c.resources?.requests?.memory) }), { cpus: 0, gpus: 0, memoryMB: 0 });
+  return { node: p.spec.nodeName, per };
+}
+
 /**
  * A Kubernetes cluster's nodes (allocatable CPU, memory, nvidia.com/gpu) as one site; the partition is
  * the node's Tandem pool label (`tandem.dev/pool`, else "default"). Topology labels by Tandem's
  * convention: `topology.tandem.dev/ib-island`, `topology.tandem.dev/nvlink-domain`,
  * `topology.tandem.dev/rack`; the GPU model from GPU feature discovery (`nvidia.com/gpu.product`).
  * Pods of the worker's namespace count as running work on their nodes.
+ *
+ * Its generation comes from two watches (backends/kubernetes/collection-watch.ts), of the Nodes and of
+ * the namespace's Pods, each reduced to what placement reads: it moves when a node's spec above or a
+ * pod's use changes, never on a heartbeat, so an unchanged cluster is not listed again per decision.
+ * While a watch is starting or down the generation is new at every call, so the cluster is read
+ * every decision, as without one. `close()` stops the watches (the worker does at its end).
  */
-export function kubernetesSource(clients: KubeClients, site = new URL(clients.server).host): InventorySource {
+export function kubernetesSource(clients: KubeClients, site = new URL(clients.server).host): InventorySource & { close(): void } {
+  const nodes = new CollectionWatch<V1Node>({ clients, path: '/api/v1/nodes', list: () => clients.core.listNode({}), fingerprint: (n) => JSON.stringify(nodeSpecOf(n)) });
+  const pods = new CollectionWatch<V1Pod>({ clients, path: `/api/v1/namespaces/${clients.namespace}/pods`, list: () => clients.core.listNamespacedPod({ namespace: clients.namespace }), fingerprint: (p) => { const u = podUseOf(p); return u && JSON.stringify(u); } });
+  let unsynced = 0;
   return {
     name: `kubernetes:${site}`,
+    generation() {
+      const n = nodes.current();
+      const p = pods.current();
+      return n === undefined || p === undefined ? { unsynced: ++unsynced } : [n, p];
+    },
+    close() {
+      nodes.close();
+      pods.close();
+    },
     async gather() {
-      const nodes = (await clients.core.listNode({})).items;
       const byPool = new Map<string, NodeSpec[]>();
-      for (const n of nodes) {
-        const labels = n.metadata?.labels ?? {};
-        const alloc = n.status?.allocatable ?? {};
-        const ready = n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-        const spec: NodeSpec = {
-          id: n.metadata!.name!,
-          cpus: Math.floor(cpuQuantity(alloc.cpu)),
-          gpus: Number(alloc['nvidia.com/gpu'] ?? 0),
-          gpuModel: labels['nvidia.com/gpu.product'],
-          memoryMB: memoryMiB(alloc.memory),
-          ibIsland: labels['topology.tandem.dev/ib-island'],
-          nvlinkDomain: labels['topology.tandem.dev/nvlink-domain'],
-          rack: labels['topology.tandem.dev/rack'],
-          down: !ready || n.spec?.unschedulable === true,
-        };
-        const pool = labels['tandem.dev/pool'] ?? 'default';
+      for (const n of (await clients.core.listNode({})).items) {
+        const { pool, spec } = nodeSpecOf(n);
         const list = byPool.get(pool);
         if (list) list.push(spec);
         else byPool.set(pool, [spec]);
       }
       const running: RunningWork[] = [];
-      const pods = (await clients.core.listNamespacedPod({ namespace: clients.namespace })).items.filter((p) => p.spec?.nodeName && (p.status?.phase === 'Running' || p.status?.phase === 'Pending'));
-      for (const p of pods) {
-        const req = (p.spec?.containers ?? []).reduce((a, c) => ({ cpus: a.cpus + cpuQuantity(c.resources?.requests?.cpu), gpus: a.gpus + Number(c.resources?.limits?.['nvidia.com/gpu'] ?? c.resources?.requests?.['nvidia.com/gpu'] ?? 0), memoryMB: a.memoryMB + memoryMiB(c.resources?.requests?.memory) }), { cpus: 0, gpus: 0, memoryMB: 0 });
-        running.push({ job: { id: `${site}:${p.metadata!.name}`, type: 'hybrid', tenant: 'site', qos: 'gold', priority: 1000, submit: 0, count: 1, per: req, walltime: 3600 }, nodes: [{ node: p.spec!.nodeName!, slots: 1 }], start: 0 });
+      for (const p of (await clients.core.listNamespacedPod({ namespace: clients.namespace })).items) {
+        const u = podUseOf(p);
+        if (u) running.push({ job: { id: `${site}:${p.metadata!.name}`, type: 'hybrid', tenant: 'site', qos: 'gold', priority: 1000, submit: 0, count: 1, per: u.per, walltime: 3600 }, nodes: [{ node: u.node, slots: 1 }], start: 0 });
       }
       const partitions: PartitionSpec[] = [...byPool].sort(([a], [b]) => a.localeCompare(b)).map(([name, ns]) => ({ name, nodes: ns }));
       return { sites: [{ name: site, clusters: [{ name: site, partitions }] }], running };

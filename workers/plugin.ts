@@ -18,6 +18,7 @@ import { activityOptionsFromConfig, withWorkerParts, workerParts, type TandemWor
 import { slotOptions } from './slots.js';
 import { addInFlightSource } from '../observe/in-flight.js';
 import { DEFAULTS } from '../config/defaults.js';
+import { closeActivities } from '../activities/lifetime.js';
 
 export interface TandemPluginOptions extends Omit<TandemActivityOptions, 'home' | 'cluster'> {
   /**
@@ -97,7 +98,8 @@ export class TandemPlugin extends SimplePlugin {
       ...(tracing ? { clientInterceptors: { workflow: tracingClientInterceptors(tracing) } } : {}),
       ...(opts.registerWorkflows ? { workflowsPath: WORKFLOWS_PATH } : {}),
       // The backend clients hold no connections between calls (each request opens and closes its
-      // own), so a stopped worker leaves nothing open; a worker run again gets freshly built ones.
+      // own); placement's Kubernetes watches are closed below, so a stopped worker leaves nothing
+      // open; a worker run again gets freshly built ones.
       // /metrics is served while the worker runs (one server per address, shared by the workers on it).
       runContext: async (next) => {
         const served = metricsAt ? await acquireMetricsServer(metricsAt) : undefined;
@@ -105,6 +107,8 @@ export class TandemPlugin extends SimplePlugin {
         try {
           await next();
         } finally {
+          // What the activities held open between calls (placement's Kubernetes watches) ends with the run.
+          await closeActivities(this.built);
           this.built = undefined;
           this.metricsUrl = undefined;
           await served?.release();

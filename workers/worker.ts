@@ -2,6 +2,7 @@
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleOption, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
 import { createActivities, tenantGuardOf, type ActivityConfig } from '../activities/index.js';
+import { closeActivities, closeWith } from '../activities/lifetime.js';
 import { failure } from '../contract/failures.js';
 import { createArgoActivities } from '../activities/argo/index.js';
 import { SlurmTarget } from '../activities/argo/slurm.js';
@@ -96,13 +97,14 @@ export async function createTandemWorker(opts: TandemWorkerOptions): Promise<{ w
   const dataConverter = opts.dataConverter ?? workerDataConverter(loadCodecConfig());
   // The same parts a TandemPlugin puts on a team's Worker (workers/assembly.ts).
   const parts = workerParts({ dataConverter, heartbeatThrottleMs: opts.heartbeatThrottleMs, observe: opts.observe, tracing: opts.tracing });
+  const activities = opts.activities ?? tandemActivities(opts);
   const worker = await Worker.create({
     connection,
     namespace: opts.namespace ?? DEFAULTS.namespace,
     taskQueue: opts.taskQueue ?? TASK_QUEUE,
     // A prebuilt bundle must have been built with the same data converter (bundleWorkflows({ dataConverter })).
     workflowBundle: opts.workflowBundle ?? (await bundleWorkflows({ dataConverter, tracing: !!opts.tracing })),
-    activities: opts.activities ?? tandemActivities(opts),
+    activities,
     dataConverter,
     // Heartbeats carry training progress; a short throttle keeps `tandem status` and the CLI bar live.
     maxHeartbeatThrottleInterval: parts.maxHeartbeatThrottleInterval,
@@ -117,6 +119,9 @@ export async function createTandemWorker(opts: TandemWorkerOptions): Promise<{ w
   // "Running now" gauges (tandem_pipelines, tandem_stages_running) read this queue's visibility through
   // the worker's own connection at scrape time (the process's last worker's queue, when it runs several).
   if (opts.observe !== false) addInFlightSource({ service: connection.workflowService, namespace: opts.namespace ?? DEFAULTS.namespace, taskQueue: opts.taskQueue ?? TASK_QUEUE });
+  // What the activities hold open between calls (placement's Kubernetes watches) ends with the run.
+  const run = worker.run.bind(worker);
+  worker.run = () => run().finally(() => closeActivities(activities));
   return { worker, connection };
 }
 
@@ -156,10 +161,11 @@ export function tandemActivities(opts: TandemActivityOptions): object {
     ...(slurm instanceof SlurmrestdJobBackend ? [slurmrestdSource(slurm)] : slurm instanceof FirecrestJobBackend ? [firecrestSource(slurm, slurm.system)] : []),
     ...(k8s ? [kubernetesSource(k8s, kube.site)] : []),
   ];
-  return {
-    ...createActivities({ ...opts, backends, inventorySources, audit }),
+  const base = createActivities({ ...opts, backends, inventorySources, audit });
+  return closeWith({
+    ...base,
     // Failover between Slurm sites, used by pipelines launched with tuning.failover.
-    ...createRecoveryActivities({ home: opts.home, sites: opts.recoverySites ?? [], audit, tenantGuard: guardOf() }), ...createArgoActivities({ home: opts.home, targets: argoTargets, kubernetes: k8s ? new KubernetesResources(k8s) : undefined, audit }), ...k8sActivities, ...createMigrationActivities({ home: opts.home, sites: migrationSites(opts.home, migration), audit }) };
+    ...createRecoveryActivities({ home: opts.home, sites: opts.recoverySites ?? [], audit, tenantGuard: guardOf() }), ...createArgoActivities({ home: opts.home, targets: argoTargets, kubernetes: k8s ? new KubernetesResources(k8s) : undefined, audit }), ...k8sActivities, ...createMigrationActivities({ home: opts.home, sites: migrationSites(opts.home, migration), audit }) }, () => closeActivities(base));
 }
 
 /**

@@ -32,3 +32,51 @@ test('nodes become a site with pools as partitions; placement decides on it; a c
   const again = await placeJob({ job: { id: 'train-2', type: 'ai-training', tenant: 't', qos: 'gold', priority: 100, submit: 0, count: 8, per: { cpus: 0.25, gpus: 1, memoryMB: 1024 }, walltime: 600 } });
   expect(again.decision.kind).not.toBe('start');
 });
+
+test('the kept inventory follows the cluster by watching it: unchanged, no list per decision; a cordon and a pod are seen at once; closed, the watches stop', async () => {
+  const { KeptInventory } = await import('../../activities/placement-inventory.js');
+  const clients = cp.clients();
+  const src = kubernetesSource(clients, 'k8s');
+  // resync after an hour: what the kept state learns below comes through the watches alone.
+  const kept = new KeptInventory([src], 3600);
+  const now = () => Date.now() / 1000;
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const until = async (what: string, ok: () => boolean) => {
+    for (const end = Date.now() + 20_000; Date.now() < end; await sleep(100)) {
+      await kept.refresh(now());
+      if (ok()) return;
+    }
+    throw new Error(`the kept inventory never saw ${what}`);
+  };
+  const node = (id: string) => kept.inventory.sites[0]?.clusters[0]?.partitions.flatMap((p) => p.nodes).find((n) => n.id === id);
+  try {
+    // Until both watches are up every decision lists (as a source without a generation would).
+    let steady = -1;
+    await until('both watches up', () => {
+      const same = kept.reads === steady;
+      steady = kept.reads;
+      return same;
+    });
+    const before = kept.reads;
+    for (let k = 0; k < 20; k++) await kept.refresh(now());
+    expect(kept.reads - before).toBe(0);
+    // A cordon (a node's spec placement reads) moves the generation: seen without the resync.
+    expect(node('cpu-b')?.down).toBe(false);
+    const n = await clients.core.readNode({ name: 'cpu-b' });
+    await clients.core.replaceNode({ name: 'cpu-b', body: { ...n, spec: { ...n.spec, unschedulable: true } } });
+    await until('the cordon', () => node('cpu-b')?.down === true);
+    await clients.core.patchNode({ name: 'cpu-b', body: [{ op: 'replace', path: '/spec/unschedulable', value: false }] });
+    await until('the uncordon', () => node('cpu-b')?.down === false);
+    // A pod of the namespace bound to a node holds its requests there.
+    await clients.core.createNamespacedPod({ namespace: clients.namespace, body: { metadata: { name: 'other-team' }, spec: { nodeName: 'cpu-b', containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '2', memory: '1Gi' } } }] } } });
+    await until('the pod', () => kept.running('k8s:other-team')?.job.per.cpus === 2);
+    await clients.core.deleteNamespacedPod({ name: 'other-team', namespace: clients.namespace, gracePeriodSeconds: 0 });
+    await until('the pod gone', () => kept.running('k8s:other-team') === undefined);
+  } finally {
+    await kept.close();
+  }
+  // Closed: no watch answers any more, so every decision reads the cluster again.
+  const closed = kept.reads;
+  for (let k = 0; k < 3; k++) await kept.refresh(now());
+  expect(kept.reads - closed).toBe(3);
+}, 120_000);
