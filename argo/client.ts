@@ -14,6 +14,7 @@ import type { ArgoRunInput, ArgoStatus } from './lang/types.js';
 import { planRetry, type RetryPlan } from './retry.js';
 import { mergeSlices, offloadedStatusFile } from './slices.js';
 import { DEFAULTS } from '../config/defaults.js';
+import { ARGO_WORKFLOW_TASK_TIMEOUT } from '../contract/tuning.js';
 import type { TemporalConnection } from '../config/worker.js';
 import { describeExecution, listExecutions } from '../sdk/list.js';
 
@@ -98,7 +99,7 @@ export class ArgoClient {
       await this.schedule(p.doc, input, name);
       return { id: name, schedule: true };
     }
-    await this.client.workflow.start(ARGO_WORKFLOW_TYPE, { taskQueue: this.taskQueue, workflowId: `${ID_PREFIX}${name}`, args: [input], memo: { argoName: name, kind: 'Workflow' } });
+    await this.client.workflow.start(ARGO_WORKFLOW_TYPE, { taskQueue: this.taskQueue, workflowTaskTimeout: ARGO_WORKFLOW_TASK_TIMEOUT, workflowId: `${ID_PREFIX}${name}`, args: [input], memo: { argoName: name, kind: 'Workflow' } });
     return { id: name };
   }
 
@@ -112,7 +113,7 @@ export class ArgoClient {
       spec: { cronExpressions: schedules, timezone: typeof spec.timezone === 'string' ? spec.timezone : undefined },
       policies: { overlap },
       state: { paused: spec.suspend === true },
-      action: { type: 'startWorkflow', workflowType: ARGO_WORKFLOW_TYPE, taskQueue: this.taskQueue, workflowId: `${ID_PREFIX}${name}`, args: [input], memo: { argoName: name, kind: 'CronWorkflow' } },
+      action: { type: 'startWorkflow', workflowType: ARGO_WORKFLOW_TYPE, taskQueue: this.taskQueue, workflowTaskTimeout: ARGO_WORKFLOW_TASK_TIMEOUT, workflowId: `${ID_PREFIX}${name}`, args: [input], memo: { argoName: name, kind: 'CronWorkflow' } },
     });
   }
 
@@ -185,7 +186,7 @@ export class ArgoClient {
     const input = await this.input(name);
     const base = input.name.replace(/-[a-z0-9]{5}$/, '');
     const next = `${base}-${randomBytes(3).toString('hex').slice(0, 5)}`;
-    await this.client.workflow.start(ARGO_WORKFLOW_TYPE, { taskQueue: this.taskQueue, workflowId: `${ID_PREFIX}${next}`, args: [{ ...input, name: next }], memo: { argoName: next, kind: 'Workflow' } });
+    await this.client.workflow.start(ARGO_WORKFLOW_TYPE, { taskQueue: this.taskQueue, workflowTaskTimeout: ARGO_WORKFLOW_TASK_TIMEOUT, workflowId: `${ID_PREFIX}${next}`, args: [{ ...input, name: next }], memo: { argoName: next, kind: 'Workflow' } });
     return next;
   }
 
@@ -202,7 +203,7 @@ export class ArgoClient {
     if (!prev) throw new Error(`${name} ended ${desc.status} without a final status; resubmit it instead (\`tandem argo resubmit ${name}\`)`);
     if (prev.phase === 'Succeeded' && !opts.restartSuccessful) throw new Error(`${name} succeeded; nothing failed to retry (use --restart-successful --selector displayName=<node>)`);
     const plan = planRetry(prev, input.spec as Record<string, unknown>, opts);
-    await this.client.workflow.start(ARGO_WORKFLOW_TYPE, { taskQueue: this.taskQueue, workflowId: `${ID_PREFIX}${name}`, args: [{ ...input, reuse: plan.reuse }], workflowIdReusePolicy: 'ALLOW_DUPLICATE', memo: { argoName: name, kind: 'Workflow' } });
+    await this.client.workflow.start(ARGO_WORKFLOW_TYPE, { taskQueue: this.taskQueue, workflowTaskTimeout: ARGO_WORKFLOW_TASK_TIMEOUT, workflowId: `${ID_PREFIX}${name}`, args: [{ ...input, reuse: plan.reuse }], workflowIdReusePolicy: 'ALLOW_DUPLICATE', memo: { argoName: name, kind: 'Workflow' } });
     return { name, plan };
   }
 

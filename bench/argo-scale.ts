@@ -9,7 +9,7 @@
 // Usage: npm run bench:argo-scale -- [case…]   cases: loop:<n>, dag:<n> (default: loop:100 loop:1000
 // loop:10000 loop:50000 dag:10 dag:30); CI's small variant: npm run bench:argo-scale -- loop:100 dag:5
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -101,8 +101,11 @@ try {
     // Tandem's worker, as `tandem worker` runs it (one process per case, so its peak RSS is this case's).
     const worker = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../workers/main.ts', import.meta.url))], {
       env: { ...process.env, TEMPORAL_ADDRESS: server.address, TANDEM_TASK_QUEUE: taskQueue, TANDEM_HOME: home, TANDEM_LOG_LEVEL: 'WARN' },
-      stdio: ['ignore', 'ignore', 'inherit'],
+      // Its log (the SDK's warnings: slow or timed-out workflow tasks) is kept beside the case and
+      // printed when the case does not succeed.
+      stdio: ['ignore', openSync(join(dir, `${c.replace(':', '-')}.worker.log`), 'w'), 'inherit'],
     });
+    const workerLog = () => readFileSync(join(dir, `${c.replace(':', '-')}.worker.log`), 'utf8').trimEnd().split('\n').slice(-40).join('\n');
     const client = await ArgoClient.connect({ address: server.address, taskQueue, home });
     try {
       await pollerReady(client, taskQueue);
@@ -127,7 +130,11 @@ try {
       rows.push({ c, pods, wallS, phase: ran === pods ? st.phase : `${st.phase} (${ran}/${pods} pods)`, workflows: ids.length, maxEvents, maxBytes, rssMB: peak / 2 ** 20, nodes: Object.keys(st.nodes).length });
       // Each row as it is measured, so that a run cut short still reports what it finished.
       const r = rows[rows.length - 1]!;
+      if (r.phase !== 'Succeeded') console.log(`${c}: the worker's last log lines:\n${workerLog()}`);
       console.log(`${c}: ${r.phase} in ${wallS.toFixed(1)} s, ${(pods / wallS).toFixed(1)} pods/s, ${r.workflows} workflows, max ${r.maxEvents} events / ${(r.maxBytes / 1e6).toFixed(2)} MB, worker RSS ${r.rssMB.toFixed(0)} MB`);
+    } catch (e) {
+      console.log(`${c}: failed (${(e as Error).message}); the worker's last log lines:\n${workerLog()}`);
+      throw e;
     } finally {
       await client.close();
       worker.kill('SIGTERM');

@@ -64,6 +64,12 @@ export const DEFAULTS = {
    * keeps `tandem status` and the CLI progress bar live.
    */
   heartbeatThrottleMs: 1000,
+  // One workflow activation's wall time before the SDK fails it (Temporal's default 5 s). It is a wall
+  // clock: on a worker whose cores are busy with a hundred Argo pods (or another user's build), an
+  // ordinary activation passed 5 s, failed, and the SDK's timeout inside an async hook then crashed
+  // the worker ("async hook stack has become corrupted"). A workflow that really loops is still
+  // stopped, a minute later.
+  isolateExecutionTimeoutMs: 60_000,
   /** How often the Kubernetes rollout activities heartbeat during their long waits. */
   k8sHeartbeatMs: 1000,
   /** First pause of the job-status polling backoff (it doubles up to the tuning's pollMaxMs). */

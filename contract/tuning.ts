@@ -51,6 +51,15 @@ export const TUNING_DEFAULTS = {
  */
 export const ARGO_SCALE_DEFAULTS = { maxActivitiesInFlight: 500, sliceNodes: 250, sliceFanOut: 100, childrenAtOnce: 8 } as const;
 
+/**
+ * The workflow task timeout of an Argo run and its argoSlice children (Temporal's default is 10 s). A
+ * worker running an Argo run's pods has a hundred of them at once beside the run's and its children's
+ * workflow tasks, which queue for its one workflow thread: a 12 × 12 × 12 DAG on 2 busy cores had
+ * workflow tasks of 7–20 s, each past 10 s timed out, retried and replayed from scratch, more work on an
+ * already starved worker. A worker that dies holding a task delays the run by this long instead.
+ */
+export const ARGO_WORKFLOW_TASK_TIMEOUT = '60s';
+
 export interface CompiledFailover extends Required<Omit<FailoverTuning, 'sites'>> {
   sites?: string[];
 }

@@ -76,6 +76,9 @@ describe('TandemPlugin in a plain Temporal worker', () => {
       const b = own.worker.options;
       expect(a.maxHeartbeatThrottleIntervalMs).toBe(b.maxHeartbeatThrottleIntervalMs);
       expect(a.maxHeartbeatThrottleIntervalMs).toBe(1000); // not the SDK's 60 s: training progress stays live
+      // Not the SDK's 5 s: on busy cores an ordinary activation passed it and the worker crashed.
+      expect(a.isolateExecutionTimeoutMs).toBe(b.isolateExecutionTimeoutMs);
+      expect(a.isolateExecutionTimeoutMs).toBe(60_000);
       expect(Object.keys(a.sinks ?? {}).sort()).toEqual(Object.keys(b.sinks ?? {}).sort());
       expect(Object.keys(a.sinks ?? {})).toContain('tandemMetrics');
       // The SDK's own default interceptors come first on both; Tandem's are the same after them.

@@ -41,6 +41,8 @@ export interface TandemWorkerParts {
   activityInterceptors: ActivityInterceptorsFactory[];
   /** Bundled into the workflow code (tracing's workflow interceptors); a prebuilt bundle must carry them. */
   workflowInterceptorModules: string[];
+  /** How long one workflow activation may run before the SDK fails it (DEFAULTS.isolateExecutionTimeoutMs). */
+  isolateExecutionTimeout: number;
 }
 
 export function workerParts(o: WorkerPartsOptions = {}): TandemWorkerParts {
@@ -54,13 +56,24 @@ export function workerParts(o: WorkerPartsOptions = {}): TandemWorkerParts {
     // Keep-alive innermost (workers/keepalive.ts): a lost short task is retried after its heartbeat timeout.
     activityInterceptors: [...(o.tracing ? [tracingActivityInterceptors(o.tracing)] : []), ...(observe ? [observeActivities] : []), keepAlive],
     workflowInterceptorModules: o.tracing ? [TRACING_WORKFLOW_MODULE] : [],
+    isolateExecutionTimeout: DEFAULTS.isolateExecutionTimeoutMs,
   };
+}
+
+/** Worker options the SDK reads (1.24: they override its defaults) but leaves out of WorkerOptions' public type. */
+interface SdkOnlyOptions {
+  isolateExecutionTimeout?: number | string;
+}
+
+/** The SDK's isolate timeout as a WorkerOptions part (see SdkOnlyOptions). */
+export function isolateTimeout(ms: number | string): Partial<WorkerOptions> {
+  return { isolateExecutionTimeout: ms } as SdkOnlyOptions as Partial<WorkerOptions>;
 }
 
 /**
  * The parts on options a worker was given (the plugin's configureWorker): the team's own sinks and
  * interceptors are kept (theirs win a name clash; Tandem's activity interceptors run inside theirs),
- * a throttle they set themselves is theirs.
+ * a throttle or isolate timeout they set themselves is theirs.
  */
 export function withWorkerParts(options: WorkerOptions, parts: TandemWorkerParts): WorkerOptions {
   const interceptors = options.interceptors ?? {};
@@ -68,6 +81,7 @@ export function withWorkerParts(options: WorkerOptions, parts: TandemWorkerParts
   return {
     ...options,
     maxHeartbeatThrottleInterval: options.maxHeartbeatThrottleInterval ?? parts.maxHeartbeatThrottleInterval,
+    ...isolateTimeout((options as SdkOnlyOptions).isolateExecutionTimeout ?? parts.isolateExecutionTimeout),
     sinks: { ...parts.sinks, ...options.sinks },
     interceptors: { ...interceptors, activity: [...(interceptors.activity ?? []), ...parts.activityInterceptors], ...(modules.length ? { workflowModules: modules } : {}) },
   };

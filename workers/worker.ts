@@ -25,7 +25,7 @@ import { loadClusterConfig, type ClusterConfig, type TemporalConnection, type Wo
 import { loadAuditConfig, loadCodecConfig } from '../config/worker.js';
 import { workerDataConverter } from '../codec/index.js';
 import type { DataConverter } from '@temporalio/common';
-import { workerParts } from './assembly.js';
+import { isolateTimeout, workerParts } from './assembly.js';
 import { slotOptions } from './slots.js';
 import { OidcApiKey, type ClientCredentials } from '../sdk/oidc-token.js';
 import { addInFlightSource } from '../observe/in-flight.js';
@@ -108,6 +108,7 @@ export async function createTandemWorker(opts: TandemWorkerOptions): Promise<{ w
     dataConverter,
     // Heartbeats carry training progress; a short throttle keeps `tandem status` and the CLI bar live.
     maxHeartbeatThrottleInterval: parts.maxHeartbeatThrottleInterval,
+    ...isolateTimeout(parts.isolateExecutionTimeout),
     // Metrics and log attributes (observe/): the workflows' sink calls, activity durations and outcomes.
     sinks: parts.sinks,
     interceptors: { activity: parts.activityInterceptors },

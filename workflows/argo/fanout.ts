@@ -9,7 +9,7 @@
 import { CancellationScope, executeChild, isCancellation, patched } from '@temporalio/workflow';
 import type { Scope } from '../../argo/lang/tags.js';
 import type { ArgoRunInput, Json } from '../../argo/lang/types.js';
-import { ARGO_SCALE_DEFAULTS } from '../../contract/tuning.js';
+import { ARGO_SCALE_DEFAULTS, ARGO_WORKFLOW_TASK_TIMEOUT } from '../../contract/tuning.js';
 import { ARGO_PATCHES } from './api.js';
 import { runItems } from './call.js';
 import { createContext, type RunContext } from './context.js';
@@ -134,7 +134,8 @@ class Slicer implements FanOut {
         (this.ctx.status.slices ??= []).push(workflowId);
         // The global scope as it is when the child starts (a sibling that ended meanwhile may have set some).
         const input: SliceInput = { run: reuseUnder(this.ctx.input, reusePrefix), path, global: { ...this.ctx.global }, job, rootWorkflowId: this.rootWorkflowId };
-        return executeChild<(i: SliceInput) => Promise<SliceResult>>(SLICE_WORKFLOW_TYPE, { workflowId, args: [input] });
+        // The run's own workflow task timeout (contract/tuning.ts): a start option, not part of what replay compares.
+        return executeChild<(i: SliceInput) => Promise<SliceResult>>(SLICE_WORKFLOW_TYPE, { workflowId, args: [input], workflowTaskTimeout: ARGO_WORKFLOW_TASK_TIMEOUT });
       });
     } catch (e) {
       if (isCancellation(e)) throw e;
