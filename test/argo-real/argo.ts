@@ -18,7 +18,7 @@
 // securityContext and resources are not applied; images are not pulled: `argoexec` is the built binary,
 // other commands come from `commands` (e.g. `tandem` → this checkout's bin/tandem.js). A deleted pod's
 // processes get SIGTERM, then SIGKILL after 10 s. Argo's other pods (container steps) are finished by the
-// kwok Stage ARGO_POD_STAGE. Every process is started under `setpriv --pdeathsig KILL`, so none outlives
+// kwok Stage ARGO_POD_STAGE, or, with `runPods`, run on this host by ./pod-runner.ts (the node-tree oracle). Every process is started under `setpriv --pdeathsig KILL`, so none outlives
 // the test process; close() stops them by PID.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -184,8 +184,10 @@ export function startPodRunner(kc: KubeConfig, opts: PodRunnerOptions): PodRunne
     const volumes = new Map((pod.spec?.volumes ?? []).map((v) => [v.name, v]));
     const mounts: SandboxContainer['volumeMounts'] = [];
     for (const m of c.volumeMounts ?? []) {
-      // Argo's own volumes: /var/run/argo (the executor's files) and the wait container's /tmp; the runner plays the executor.
-      if (m.name === 'var-run-argo') continue;
+      // Argo's own volumes: /var/run/argo (the executor's files) and input-artifacts (where `argoexec init`
+      // unpacks each input artifact, mounted at its path with a subPath): the runner plays the executor and
+      // places input artifacts in the container's own root at their paths instead.
+      if (m.name === 'var-run-argo' || m.name === 'input-artifacts') continue;
       // The ServiceAccount token the admission plugin projects into every pod: the sandbox has no network to use it on.
       if (m.mountPath === '/var/run/secrets/kubernetes.io/serviceaccount') continue;
       const v = volumes.get(m.name);
@@ -404,10 +406,17 @@ export function startPodRunner(kc: KubeConfig, opts: PodRunnerOptions): PodRunne
           if (!runs.has(n) && !starting.has(n) && pod.status?.phase === 'Running' && pod.status.podIP) {
             starting.add(n);
             void handle(pod)
-              .catch((e: unknown) => {
+              .catch(async (e: unknown) => {
                 const r = runs.get(n);
                 if (r) r.notComparable ??= `pod runner: ${(e as Error).message}`;
                 log(`${n}: ${(e as Error).message}`);
+                // Finish the pod anyway, so its workflow ends now rather than at the bench's timeout.
+                if (r && !r.done) {
+                  r.done = true;
+                  const wfUid = pod.metadata?.ownerReferences?.find((o) => o.kind === 'Workflow')?.uid;
+                  await taskResult(r.workflow, wfUid, r.nodeId, undefined, true).catch(() => undefined);
+                  await finishPod(pod, { exitCode: 1, reason: 'Error', startedAt: new Date() }, { exitCode: 0 }).catch(() => undefined);
+                }
               })
               .finally(() => starting.delete(n));
           }
