@@ -6,7 +6,8 @@
 // followed by the node's place in it (`wf[0].step(1:a)`, `wf.task.onExit`, `wf[1].retry(0)`), i.e. the
 // chain of display names from the root, whatever the ids are; the workflow's own name is dropped, so
 // two runs of one example under different names still match. For each node present on both sides:
-// type, phase, templateName, displayName and the output parameters' values. Times, ids, messages,
+// type, phase, templateName, displayName (not the root's: the workflow's name) and the output
+// parameters' values. Times, ids, messages,
 // progress, resources, children and boundaries are not compared.
 
 export interface CmpNode {
@@ -56,6 +57,8 @@ export function compareNodeTrees(argo: { name: string; status: CmpStatus }, tand
       continue;
     }
     for (const f of ['type', 'phase', 'templateName', 'displayName'] as const) {
+      // The root's display name is the workflow's name, which the bench chooses.
+      if (f === 'displayName' && p === '/') continue;
       if ((x[f] ?? undefined) !== (y[f] ?? undefined)) diffs.push(`${f} of ${p}: Argo ${show(x[f])}, Tandem ${show(y[f])}`);
     }
     const xp = new Map((x.outputs?.parameters ?? []).map((q) => [q.name, q.value]));

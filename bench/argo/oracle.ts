@@ -246,10 +246,14 @@ try {
           v.note = differs(t) ? `random: no Tandem run of ${i} drew Argo's numbers` : `random: Tandem's run ${i} drew Argo's numbers`;
         }
         v.tandemPhase = t.status?.phase;
+        // No run drew Argo's numbers (many draws: withsequence-nested-result.yaml draws one per pod): the
+        // trees cannot tell the interpreter from the dice.
+        if (differs(t)) Object.assign(v, { kind: 'not comparable', reason: `random: its pods draw random numbers, and none of ${RANDOM_TRIES} Tandem runs drew Argo's`, note: undefined });
       }
       v.tandem = t.status;
       const pods = argo!.podRunner!.notComparable(name);
-      if (pods.length) Object.assign(v, { kind: 'not comparable', reason: `pod runner: ${pods[0]}` });
+      if (v.kind === 'not comparable') v.diffs = [];
+      else if (pods.length) Object.assign(v, { kind: 'not comparable', reason: `pod runner: ${pods[0]}` });
       else if (!a.wf || a.reason) Object.assign(v, { kind: 'not comparable', reason: a.reason ?? 'no Argo workflow' });
       else if (/database session is not available/.test(JSON.stringify(a.wf.status))) Object.assign(v, { kind: 'not comparable', reason: "Argo's synchronization database (database: true locks) is not configured here" });
       else if (!t.status) Object.assign(v, { kind: 'differs', diffs: [t.reason ?? 'no Tandem status'] });
