@@ -31,6 +31,7 @@ import { argoShape } from '../../argo/status-shape.js';
 import { tandemSinks } from '../../observe/sinks.js';
 import { startControlPlane, type ControlPlane } from '../../test/kubernetes/control-plane.js';
 import { startArgo, type Argo, type ArgoNode, type Workflow } from '../../test/argo-real/argo.js';
+import { startSyncDatabase, type SyncDatabase } from '../../test/argo-real/sync-db.js';
 import { CORPUS, EXAMPLES, selectExamples, type Case } from './selection.js';
 import { compareNodeTrees, type CmpStatus } from './node-tree-compare.js';
 
@@ -63,13 +64,14 @@ type Verdict = { file: string; kind: 'identical' | 'differs' | 'not comparable';
  * question is whether the same draws give the same tree. Said in the table when it took more than one run.
  */
 const RANDOM = /\brandom\b|\$RANDOM|\bshuf\b|\/dev\/u?random|Math\.random|\buuid/i;
-const RANDOM_TRIES = Number(process.env.ARGO_ORACLE_RANDOM_TRIES ?? 8);
+const RANDOM_TRIES = Number(process.env.ARGO_ORACLE_RANDOM_TRIES ?? 20);
 /** Examples that print for a long time (colored-logs.yaml: 99 s) need more than the conformance bench's 90 s. */
 const MIN_TIMEOUT_MS = Number(process.env.ARGO_ORACLE_MIN_TIMEOUT_MS ?? 150_000);
 const REPORT = process.env.ARGO_ORACLE_REPORT ?? join(tmpdir(), 'argo-oracle-report.json');
 
 let cp: ControlPlane | undefined;
 let argo: Argo | undefined;
+let syncDb: SyncDatabase | undefined;
 let stopAll: (() => Promise<void>) | undefined;
 let stopping = false;
 const shutdown = async () => {
@@ -77,6 +79,7 @@ const shutdown = async () => {
   stopping = true;
   await stopAll?.().catch((e: unknown) => console.error('stopping Tandem:', (e as Error).message));
   await argo?.close().catch((e: unknown) => console.error('stopping Argo:', (e as Error).message));
+  await syncDb?.stop().catch((e: unknown) => console.error('stopping PostgreSQL:', (e as Error).message));
   await cp?.stop().catch((e: unknown) => console.error('stopping the control plane:', (e as Error).message));
 };
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
@@ -91,7 +94,10 @@ const verdicts: Verdict[] = [];
 try {
   // --- Real Argo: control plane (no kwok Stage for Argo's pods: the pod runner finishes them), controller.
   cp = await startControlPlane({ nodes: [{ name: 'oracle-node-1', cpu: '64', memory: '256Gi', pods: 500 }] });
-  argo = await startArgo(cp, { runPods: true });
+  // Argo's synchronization database (`database: true` mutexes and semaphores), where PostgreSQL is installed.
+  syncDb = await startSyncDatabase();
+  if (!syncDb) console.log('no PostgreSQL here: examples with database locks will not be comparable');
+  argo = await startArgo(cp, { runPods: true, controllerConfig: syncDb?.controllerConfig, objects: syncDb?.objects });
   const custom = cp.kubeConfig().makeApiClient(CustomObjectsApi);
   let applied = 0;
   for (const f of execSync(`find ${CORPUS} -name '*.yaml'`).toString().trim().split('\n').sort()) {

@@ -130,6 +130,8 @@ export interface ArgoOptions {
    * runner's local artifact store.
    */
   runPods?: boolean;
+  /** More keys of the controller's ConfigMap (e.g. `synchronization`, ./sync-db.ts). */
+  controllerConfig?: Record<string, string>;
 }
 
 export interface ContainerRun {
@@ -287,7 +289,7 @@ export async function startArgo(cp: ControlPlane, opts: ArgoOptions = {}): Promi
   }
   const quick = join(tools.manifests, 'quick-start', 'base');
   const install: KubernetesObject[] = [
-    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'workflow-controller-configmap' }, data: { metricsConfig: 'enabled: false\n', telemetryConfig: 'enabled: false\n', ...(opts.runPods ? { artifactRepository: ORACLE_ARTIFACT_REPOSITORY } : {}) } } as KubernetesObject,
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'workflow-controller-configmap' }, data: { metricsConfig: 'enabled: false\n', telemetryConfig: 'enabled: false\n', ...(opts.runPods ? { artifactRepository: ORACLE_ARTIFACT_REPOSITORY } : {}), ...opts.controllerConfig } } as KubernetesObject,
     ...(opts.runPods ? [{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'oracle-s3' }, stringData: { accesskey: 'oracle', secretkey: 'oracle' } } as KubernetesObject] : []),
     ...['agent-role.yaml', 'agent-default-rolebinding.yaml', 'default.service-account-token-secret.yaml'].flatMap((f) => parseAllDocuments(readFileSync(join(quick, f), 'utf8')).map((d) => d.toJS() as KubernetesObject)),
     ...(opts.objects ?? []),

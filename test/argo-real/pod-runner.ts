@@ -223,9 +223,9 @@ export function startPodRunner(kc: KubeConfig, opts: PodRunnerOptions): PodRunne
     const exited = new Promise<number>((resolve) => {
       child.once('close', (code, signal) => {
         set.delete(child);
-        // A signal is 128 + its number, as a container runtime reports it.
-        const sig = signal ? ({ SIGKILL: 9, SIGTERM: 15, SIGXCPU: 24 } as Record<string, number>)[signal] ?? 9 : 0;
-        const done = () => resolve(code ?? 128 + sig);
+        // A process ended by a signal is exit code 137 whatever the signal, as emissary reports it
+        // (cmd/argoexec/commands/emissary.go: ExitCode() < 0 → 137).
+        const done = () => resolve(code ?? (signal ? 137 : 1));
         let n = 0;
         const check = () => (o.writableFinished && e.writableFinished) || ++n > 50 ? done() : setTimeout(check, 20);
         check();
