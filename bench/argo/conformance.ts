@@ -5,7 +5,6 @@
 // DAG and pod semantics, independent of Tandem's interpreter). Examples whose outcome depends on
 // randomness or the clock, or that never end, are excluded by reading their code, with the reason.
 // The `workflows.argoproj.io/no-test` marker only says Argo's own e2e suite skips a file: unused.
-import { execSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -14,64 +13,19 @@ import { NativeConnection, Worker, bundleWorkflowCode, Runtime, DefaultLogger } 
 import { startDevServer } from '../../workers/dev-server.js';
 import { createArgoActivities } from '../../activities/argo/index.js';
 import { ArgoClient, templateLibrary } from '../../argo/client.js';
-import { lintFile, Library } from '../../argo/lint/validate.js';
-import { warmSchema } from '../../argo/lint/schema.js';
-import { resolveWorkflow } from '../../argo/resolve.js';
-import { whyNotRunnable } from '../../argo/lint/runnable.js';
-import type { Json } from '../../argo/lint/load.js';
-import { expectedPhase } from './expected-phase.js';
+import type { Library } from '../../argo/lint/validate.js';
 import { tandemSinks } from '../../observe/sinks.js';
+import { EXAMPLES, selectExamples } from './selection.js';
 
-const EXAMPLES = process.env.ARGO_EXAMPLES ?? fileURLToPath(new URL('../../../shared/data/argo-examples', import.meta.url));
-const RUN_TIMEOUT_MS = Number(process.env.ARGO_RUN_TIMEOUT_MS ?? 90_000);
 const lintOnly = process.argv.includes('--lint-only');
 
-const files = execSync(`find ${EXAMPLES} -name '*.yaml'`).toString().trim().split('\n').sort();
-
-// 1. Lint, timed (schema compile included).
+// 1. Lint, timed (schema compile included); 2. which accepted Workflows can run here, and which phase
+// Argo reaches with each (./selection.ts, shared with the node-tree oracle).
 const t0 = performance.now();
-warmSchema();
-// The template library is the whole example corpus (every directory), whatever subset is measured, as
-// if all of Argo's example templates were applied to the cluster; then Tandem's shipped templates.
-const CORPUS = process.env.ARGO_CORPUS ?? fileURLToPath(new URL('../../../shared/data/argo-examples', import.meta.url));
-const library = new Library().addDirectory(CORPUS).addDirectory(EXAMPLES);
-for (const d of [fileURLToPath(new URL('../../templates/argo', import.meta.url))]) library.addDirectory(d);
-const lint = files.map((f) => ({ file: f, result: lintFile(f, { library }) }));
-const lintMs = performance.now() - t0;
-const accepted = lint.filter((l) => l.result.issues.length === 0);
+const { files, library, lint, accepted, lintMs, runnable, notRunnable, excluded } = selectExamples();
 console.log(`\nLINT  ${accepted.length}/${files.length} accepted (${((100 * accepted.length) / files.length).toFixed(1)}%), all files in ${lintMs.toFixed(0)} ms`);
 for (const l of lint.filter((x) => x.result.issues.length)) console.log(`  rejected ${relative(EXAMPLES, l.file)}: ${l.result.issues[0]!.message}`);
 if (lintOnly) process.exit(0);
-
-// 2. Which accepted Workflows can run here, and which phase does Argo reach with each?
-const DURATION_TIMEOUT_MS = Number(process.env.ARGO_DURATION_TIMEOUT_MS ?? 180_000);
-interface Case { file: string; doc: Json; expected: 'Succeeded' | 'Failed'; why?: string; timeoutMs: number }
-const runnable: Case[] = [];
-const notRunnable: { file: string; reason: string }[] = [];
-const excluded: { file: string; reason: string }[] = [];
-/** Sleeps a run waits through (steps holding one mutex in turn take their sum): a longer bench timeout. */
-const sleepy = (doc: Json) => /\bsleep\s+\d{2,}|time\.sleep\(\d{2,}|synchronization/.test(JSON.stringify(doc));
-for (const l of accepted) {
-  for (const d of l.result.documents.filter((x) => x.kind === 'Workflow')) {
-    let reason: string | undefined;
-    let spec: Json | undefined;
-    try {
-      spec = resolveWorkflow(d.value, library);
-      reason = whyNotRunnable(spec);
-    } catch (e) {
-      reason = (e as Error).message;
-    }
-    if (reason || !spec) {
-      notRunnable.push({ file: l.file, reason: reason ?? 'does not resolve' });
-      continue;
-    }
-    const verdict = expectedPhase(spec);
-    if ('exclude' in verdict) excluded.push({ file: l.file, reason: verdict.exclude });
-    else runnable.push({ file: l.file, doc: d.value, expected: verdict.phase, why: verdict.why, timeoutMs: sleepy(d.value) ? DURATION_TIMEOUT_MS * 2 : RUN_TIMEOUT_MS });
-  }
-}
-// Longest first, so the slow ones do not end up last in a lane.
-runnable.sort((a, b) => b.timeoutMs - a.timeoutMs);
 
 // 3. Run them on a real dev server with a local worker.
 Runtime.install({ logger: new DefaultLogger('ERROR') });

@@ -18,7 +18,7 @@
 // securityContext and resources are not applied; images are not pulled: `argoexec` is the built binary,
 // other commands come from `commands` (e.g. `tandem` → this checkout's bin/tandem.js). A deleted pod's
 // processes get SIGTERM, then SIGKILL after 10 s. Argo's other pods (container steps) are finished by the
-// kwok Stage ARGO_POD_STAGE. Every process is started under `setpriv --pdeathsig KILL`, so none outlives
+// kwok Stage ARGO_POD_STAGE, or, with `runPods`, run on this host by ./pod-runner.ts (the node-tree oracle). Every process is started under `setpriv --pdeathsig KILL`, so none outlives
 // the test process; close() stops them by PID.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,6 +30,7 @@ import { CoreV1Api, CustomObjectsApi, KubernetesObjectApi, PatchStrategy, setHea
 import { parse, parseAllDocuments } from 'yaml';
 import type { ControlPlane } from '../kubernetes/control-plane.js';
 import { freePort } from '../../workers/dev-server.js';
+import { startPodRunner, type PodRunner } from './pod-runner.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Where scripts/argo/build.sh puts the binaries and the module source. */
@@ -100,6 +101,18 @@ spec:
       phase: Succeeded
 `;
 
+/**
+ * The artifact repository of `runPods`: S3 on a loopback port nothing listens on. The controller only
+ * writes its bucket and keys into the pods' templates; the pod runner stores the files under the keys.
+ */
+const ORACLE_ARTIFACT_REPOSITORY = `s3:
+  bucket: tandem-oracle
+  endpoint: 127.0.0.1:9
+  insecure: true
+  accessKeySecret: { name: oracle-s3, key: accesskey }
+  secretKeySecret: { name: oracle-s3, key: secretkey }
+`;
+
 export interface ArgoOptions {
   /** The namespace the controller runs in and workflows are submitted to (default: the control plane's). */
   namespace?: string;
@@ -110,6 +123,15 @@ export interface ArgoOptions {
   /** Env given to every container besides its own (e.g. PATH for `tandem`). */
   env?: Record<string, string>;
   verbose?: boolean;
+  /**
+   * Run the pods of Argo's container and script steps on this host (./pod-runner.ts) instead of leaving
+   * them to a kwok Stage: do not pass ARGO_POD_STAGE to the control plane then. The controller is also
+   * given an S3 artifact repository that nothing dials (127.0.0.1:9): its keys name directories of the
+   * runner's local artifact store.
+   */
+  runPods?: boolean;
+  /** More keys of the controller's ConfigMap (e.g. `synchronization`, ./sync-db.ts). */
+  controllerConfig?: Record<string, string>;
 }
 
 export interface ContainerRun {
@@ -167,6 +189,8 @@ export interface Argo {
   pods(workflow: string): Promise<V1Pod[]>;
   controllerLog(): string;
   containerLog(c: ContainerRun): string;
+  /** With `runPods`: the local pod runner. */
+  podRunner?: PodRunner;
   close(): Promise<void>;
 }
 
@@ -265,7 +289,8 @@ export async function startArgo(cp: ControlPlane, opts: ArgoOptions = {}): Promi
   }
   const quick = join(tools.manifests, 'quick-start', 'base');
   const install: KubernetesObject[] = [
-    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'workflow-controller-configmap' }, data: { metricsConfig: 'enabled: false\n', telemetryConfig: 'enabled: false\n' } } as KubernetesObject,
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'workflow-controller-configmap' }, data: { metricsConfig: 'enabled: false\n', telemetryConfig: 'enabled: false\n', ...(opts.runPods ? { artifactRepository: ORACLE_ARTIFACT_REPOSITORY } : {}), ...opts.controllerConfig } } as KubernetesObject,
+    ...(opts.runPods ? [{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'oracle-s3' }, stringData: { accesskey: 'oracle', secretkey: 'oracle' } } as KubernetesObject] : []),
     ...['agent-role.yaml', 'agent-default-rolebinding.yaml', 'default.service-account-token-secret.yaml'].flatMap((f) => parseAllDocuments(readFileSync(join(quick, f), 'utf8')).map((d) => d.toJS() as KubernetesObject)),
     ...(opts.objects ?? []),
   ];
@@ -289,6 +314,8 @@ export async function startArgo(cp: ControlPlane, opts: ArgoOptions = {}): Promi
     if (i > 600) throw new Error(`workflow-controller did not start within 60 s:\n${log.split('\n').slice(-30).join('\n')}`);
     await sleep(100);
   }
+
+  const podRunner = opts.runPods ? startPodRunner(kc, { namespace, dir: join(dir, 'run-pods'), log: verbose ? (l) => console.error(`pod-runner: ${l}`) : undefined }) : undefined;
 
   // --- The kubelet for agent pods.
   const secretFiles = async (name: string, into: string) => {
@@ -425,10 +452,12 @@ export async function startArgo(cp: ControlPlane, opts: ArgoOptions = {}): Promi
     },
     controllerLog,
     containerLog: (c) => readLog(c.logFile),
+    podRunner,
     async close() {
       if (closed) return;
       closed = true;
       await kubelet;
+      await podRunner?.close();
       await Promise.all([...agents.values()].map((r) => stopPod(r)));
       await stopChild(controller);
       if (verbose) {
