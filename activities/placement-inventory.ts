@@ -175,26 +175,44 @@ export class KeptInventory implements PlacementEvents {
    * that could not be read: their sites are left out until they can be.
    */
   async refresh(now: number): Promise<{ source: string; error: string }[]> {
+    // One at a time: concurrent decisions each refresh after the one before has kept its view, so the
+    // view kept is always the newest read (a source's generation question asks from its last read).
+    const before = this.refreshing;
+    let done!: () => void;
+    this.refreshing = new Promise<void>((r) => (done = r));
+    try {
+      await before;
+      return await this.refreshNow(now);
+    } finally {
+      done();
+    }
+  }
+
+  private refreshing: Promise<void> = Promise.resolve();
+
+  private async refreshNow(now: number): Promise<{ source: string; error: string }[]> {
     const stale = this.stale;
     this.stale = false;
+    // Each source's token is asked once per refresh: before the read, so a change during it moves it again.
+    const tokens: unknown[] = this.sources.map(() => undefined);
     const need = await Promise.all(
       this.sources.map(async (s, k) => {
-        const v = this.views[k];
-        if (!v || stale || !s.generation || now - v.at >= this.resyncSeconds) return true;
+        if (!s.generation) return true;
         try {
-          return !sameData(await s.generation(), v.generation);
+          tokens[k] = await s.generation();
         } catch {
           return true;
         }
+        const v = this.views[k];
+        if (!v || stale || now - v.at >= this.resyncSeconds) return true;
+        return !sameData(tokens[k], v.generation);
       }),
     );
     const unavailable: { source: string; error: string }[] = [];
     const read = await Promise.allSettled(
       this.sources.map(async (s, k) => {
         if (!need[k]) return undefined;
-        // The token before the read: a change during the read moves it again, and the next decision reads again.
-        const generation = s.generation ? await s.generation() : undefined;
-        return { generation, ...(await s.gather()) };
+        return { generation: tokens[k], ...(await s.gather()) };
       }),
     );
     let structural = !this.whole;

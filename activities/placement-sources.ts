@@ -253,9 +253,10 @@ function podUseOf(p: V1Pod): { node: string; per: { cpus: number; gpus: number; 
  * the namespace's Pods, each reduced to what placement reads: it moves when a node's spec above or a
  * pod's use changes, never on a heartbeat, so an unchanged cluster is not listed again per decision.
  * While a watch is starting or down the generation is new at every call, so the cluster is read
- * every decision, as without one. `close()` stops the watches (the worker does at its end).
+ * every decision, as without one. `close()` stops the watches (the worker does at its end); a later
+ * decision starts them again.
  */
-export function kubernetesSource(clients: KubeClients, site = new URL(clients.server).host): InventorySource & { close(): void } {
+export function kubernetesSource(clients: KubeClients, site = new URL(clients.server).host): InventorySource & { close(): void; watching(): boolean } {
   const nodes = new CollectionWatch<V1Node>({ clients, path: '/api/v1/nodes', list: () => clients.core.listNode({}), fingerprint: (n) => JSON.stringify(nodeSpecOf(n)) });
   const pods = new CollectionWatch<V1Pod>({ clients, path: `/api/v1/namespaces/${clients.namespace}/pods`, list: () => clients.core.listNamespacedPod({ namespace: clients.namespace }), fingerprint: (p) => { const u = podUseOf(p); return u && JSON.stringify(u); } });
   let unsynced = 0;
@@ -270,6 +271,8 @@ export function kubernetesSource(clients: KubeClients, site = new URL(clients.se
       nodes.close();
       pods.close();
     },
+    /** Whether either watch still runs (tests: close() stops both). */
+    watching: () => nodes.running || pods.running,
     async gather() {
       const byPool = new Map<string, NodeSpec[]>();
       for (const n of (await clients.core.listNode({})).items) {

@@ -9,7 +9,7 @@
 // Usage: npm run bench:argo-scale -- [case…]   cases: loop:<n>, dag:<n> (default: loop:100 loop:1000
 // loop:10000 loop:50000 dag:10 dag:30); CI's small variant: npm run bench:argo-scale -- loop:100 dag:5
 import { spawn } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -98,13 +98,15 @@ try {
     const { yaml, pods } = spec(c);
     const home = join(dir, c.replace(':', '-'));
     const taskQueue = `bench-argo-${c.replace(':', '-')}`;
+    const logFd = openSync(join(dir, `${c.replace(':', '-')}.worker.log`), 'w');
     // Tandem's worker, as `tandem worker` runs it (one process per case, so its peak RSS is this case's).
     const worker = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../workers/main.ts', import.meta.url))], {
       env: { ...process.env, TEMPORAL_ADDRESS: server.address, TANDEM_TASK_QUEUE: taskQueue, TANDEM_HOME: home, TANDEM_LOG_LEVEL: 'WARN' },
       // Its log (the SDK's warnings: slow or timed-out workflow tasks) is kept beside the case and
       // printed when the case does not succeed.
-      stdio: ['ignore', openSync(join(dir, `${c.replace(':', '-')}.worker.log`), 'w'), 'inherit'],
+      stdio: ['ignore', logFd, 'inherit'],
     });
+    closeSync(logFd); // the worker holds its own copy
     const workerLog = () => readFileSync(join(dir, `${c.replace(':', '-')}.worker.log`), 'utf8').trimEnd().split('\n').slice(-40).join('\n');
     const client = await ArgoClient.connect({ address: server.address, taskQueue, home });
     try {

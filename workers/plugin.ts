@@ -108,7 +108,7 @@ export class TandemPlugin extends SimplePlugin {
           await next();
         } finally {
           // What the activities held open between calls (placement's Kubernetes watches) ends with the run.
-          await closeActivities(this.built);
+          await closeActivities(this.built).catch((e: unknown) => console.warn(`tandem plugin: closing the activities' watches failed: ${String((e as Error)?.message ?? e)}`));
           this.built = undefined;
           this.metricsUrl = undefined;
           await served?.release();

@@ -108,7 +108,7 @@ export async function createTandemWorker(opts: TandemWorkerOptions): Promise<{ w
     dataConverter,
     // Heartbeats carry training progress; a short throttle keeps `tandem status` and the CLI bar live.
     maxHeartbeatThrottleInterval: parts.maxHeartbeatThrottleInterval,
-    ...isolateTimeout(parts.isolateExecutionTimeout),
+    ...(process.env.TEMPORAL_DEBUG ? {} : isolateTimeout(parts.isolateExecutionTimeout)),
     // Metrics and log attributes (observe/): the workflows' sink calls, activity durations and outcomes.
     sinks: parts.sinks,
     interceptors: { activity: parts.activityInterceptors },
@@ -121,8 +121,14 @@ export async function createTandemWorker(opts: TandemWorkerOptions): Promise<{ w
   // the worker's own connection at scrape time (the process's last worker's queue, when it runs several).
   if (opts.observe !== false) addInFlightSource({ service: connection.workflowService, namespace: opts.namespace ?? DEFAULTS.namespace, taskQueue: opts.taskQueue ?? TASK_QUEUE });
   // What the activities hold open between calls (placement's Kubernetes watches) ends with the run.
+  // A failing close is logged, never the run's result; a second run() (the SDK refuses it) closes nothing.
   const run = worker.run.bind(worker);
-  worker.run = () => run().finally(() => closeActivities(activities));
+  let ran = false;
+  worker.run = () => {
+    if (ran) return run();
+    ran = true;
+    return run().finally(() => closeActivities(activities).catch((e: unknown) => console.warn(`tandem worker: closing the activities' watches failed: ${String((e as Error)?.message ?? e)}`)));
+  };
   return { worker, connection };
 }
 

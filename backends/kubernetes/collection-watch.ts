@@ -6,8 +6,11 @@
 //
 // Placement's Kubernetes source (activities/placement-sources.ts) uses two as its generation, so an
 // unchanged cluster is not listed again on every decision. The watch runs only while it is asked: it
-// starts on the first `current()`, stops after IDLE_MS without one (at the next stream end) and on
-// `close()`; its pauses are unref'd, so it never keeps a process alive by itself.
+// starts on the first `current()`, stops after IDLE_MS without one (at the next stream end, so a
+// stream may stay open up to WATCH_SECONDS longer) and on `close()`; a later `current()` starts it
+// again. Its pauses are unref'd, its open stream is not: whoever starts one closes it (the worker does).
+// A stream that ends within a second, or a refusal (401/403: RBAC that lets the worker list but not
+// watch), is not retried at once: the first backs off, the second waits a minute and is logged once.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { kubeError, type KubeClients } from './client.js';
 
@@ -15,6 +18,10 @@ import { kubeError, type KubeClients } from './client.js';
 const WATCH_SECONDS = 60;
 /** Not asked for this long: the watch stops at its next stream end (a later `current()` starts it again). */
 const IDLE_MS = 5 * 60_000;
+/** After the server refused the watch (401/403): how long before asking again. */
+const REFUSED_MS = 60_000;
+/** A stream shorter than this counts as a failure (backoff), not as the server's normal end. */
+const SHORT_STREAM_MS = 1000;
 
 export interface CollectionWatchOptions<T extends KubernetesObject> {
   clients: KubeClients;
@@ -39,11 +46,12 @@ export class CollectionWatch<T extends KubernetesObject> {
   /** Moves whenever a fingerprint changes, appears or goes (and at each fresh list that differs). */
   private version = 0;
   private synced = false;
-  private running = false;
+  private loopRunning = false;
   private closed = false;
   private lastAsked = 0;
   private stream: AbortController | undefined;
   private readonly prints = new Map<string, string>();
+  private refusedOnce = false;
   /** Lists and stream openings so far (tests and benches: what the watch cost). */
   lists = 0;
   private readonly now: () => number;
@@ -58,14 +66,20 @@ export class CollectionWatch<T extends KubernetesObject> {
    */
   current(): number | undefined {
     this.lastAsked = this.now();
-    if (!this.running && !this.closed) {
-      this.running = true;
+    this.closed = false; // closed by a worker that stopped; asked again by the next one
+    if (!this.loopRunning) {
+      this.loopRunning = true;
       void this.loop();
     }
     return this.synced ? this.version : undefined;
   }
 
-  /** Stops the watch (a stream open is aborted); `current()` answers undefined from now on. */
+  /** Whether the watch runs (a stream open, or about to be). */
+  get running(): boolean {
+    return this.loopRunning;
+  }
+
+  /** Stops the watch (a stream open is aborted); the next `current()` starts it again. */
   close(): void {
     this.closed = true;
     this.synced = false;
@@ -97,8 +111,10 @@ export class CollectionWatch<T extends KubernetesObject> {
           // Watch again from the last version seen until the stream fails or says the version is gone.
           for (;;) {
             if (this.closed || this.now() - this.lastAsked >= IDLE_MS) return;
+            const opened = Date.now();
             const end = await this.watchOnce(rv, (v) => (rv = v));
             if (end === 'gone') break;
+            if (Date.now() - opened < SHORT_STREAM_MS) throw new Error('the watch stream ended at once');
             backoff = 200;
           }
         } catch (e) {
@@ -106,14 +122,20 @@ export class CollectionWatch<T extends KubernetesObject> {
           this.synced = false;
           if (this.closed) return;
           const err = kubeError(e, `watch ${this.o.path}`);
-          await pause(err.transient || err.code === 0 ? backoff : Math.max(backoff, 5000));
+          if (err.code === 401 || err.code === 403) {
+            if (!this.refusedOnce) console.warn(`tandem: placement cannot watch ${this.o.path} (${err.code}: ${err.message}); it reads the cluster on every decision instead. Grant the worker "watch" on it (templates/kubernetes/worker-rbac.yaml).`);
+            this.refusedOnce = true;
+            await pause(REFUSED_MS);
+          } else {
+            await pause(err.transient || err.code === 0 ? backoff : Math.max(backoff, 5000));
+          }
           backoff = Math.min(backoff * 2, 5000);
         }
         this.synced = false;
       }
     } finally {
       this.synced = false;
-      this.running = false;
+      this.loopRunning = false;
       this.stream = undefined;
     }
   }

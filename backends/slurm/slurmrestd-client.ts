@@ -105,8 +105,9 @@ export class SlurmrestdClient {
     const t0 = performance.now(); // metrics
     try {
       const res = await this.http(`${this.base}${path}?update_time=${Math.max(0, Math.floor(since))}`, { method: 'GET', responseType: 'text' });
-      // Not counted as a failure: 22.05's 500 above is its normal answer to this question.
-      observeSlurmRequest('slurmrestd', 'GET', path, t0, res.statusCode, false);
+      // 22.05's 500 above is its normal answer to this question, not a failure; a refusal (an expired
+      // token, 401/403) or another status is counted as one.
+      observeSlurmRequest('slurmrestd', 'GET', path, t0, res.statusCode, ![200, 304, 500].includes(res.statusCode));
       return res.statusCode !== 304;
     } catch {
       observeSlurmRequest('slurmrestd', 'GET', path, t0, undefined, true);
