@@ -8,14 +8,12 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { NativeConnection, Worker, bundleWorkflowCode, Runtime, DefaultLogger } from '@temporalio/worker';
-import { startDevServer } from '../../workers/dev-server.js';
-import { createArgoActivities } from '../../activities/argo/index.js';
-import { ArgoClient, templateLibrary } from '../../argo/client.js';
+import { Runtime, DefaultLogger } from '@temporalio/worker';
+import { templateLibrary } from '../../argo/client.js';
 import type { Library } from '../../argo/lint/validate.js';
-import { tandemSinks } from '../../observe/sinks.js';
 import { EXAMPLES, selectExamples } from './selection.js';
+import { resumeSuspended } from './resume.js';
+import { startTandemSide } from './tandem-side.js';
 
 const lintOnly = process.argv.includes('--lint-only');
 
@@ -30,19 +28,8 @@ if (lintOnly) process.exit(0);
 // 3. Run them on a real dev server with a local worker.
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 const dir = mkdtempSync(join(tmpdir(), 'argo-conformance-'));
-const server = await startDevServer({ dbFile: join(dir, 'temporal.db'), startTimeoutMs: 90_000 });
-const taskQueue = 'argo-conformance';
-const connection = await NativeConnection.connect({ address: server.address });
-const worker = await Worker.create({
-    sinks: tandemSinks({ record: false }), // workflows/observe.ts calls them; this worker serves no metrics
-  connection,
-  taskQueue,
-  workflowBundle: await bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL('../../workflows/argo/index.ts', import.meta.url)), logger: { trace() {}, debug() {}, info() {}, warn() {}, error: (m: string) => console.error(m), log() {} } }),
-  activities: createArgoActivities({ home: join(dir, 'home') }),
-  maxConcurrentActivityTaskExecutions: 8,
-});
-const running = worker.run();
-const client = await ArgoClient.connect({ address: server.address, taskQueue });
+const tandem = await startTandemSide(dir, 'argo-conformance');
+const client = tandem.client;
 const results: { file: string; expected: string; expectedWhy?: string; got: string; ok: boolean; ms: number; why?: string }[] = [];
 const queue = [...runnable];
 const inFlight = new Set<Promise<unknown>>();
@@ -59,25 +46,7 @@ async function lane(): Promise<void> {
         const q = p.catch(() => undefined).finally(() => inFlight.delete(q));
         inFlight.add(q);
       };
-      // A node whose `supplied` outputs have no default is resumed with a value for each (Argo refuses
-      // to resume it without one, as `argo resume` does; its e2e suite sets them with `argo node set`).
-      const resumeSuspended = async () => {
-        for (const n of Object.values((await client.status(id)).nodes)) {
-          if (n.type !== 'Suspend' || n.phase !== 'Running') continue;
-          const supplied: Record<string, string> = {};
-          for (;;) {
-            try {
-              await client.resume(id, n.name, Object.keys(supplied).length ? supplied : undefined);
-              break;
-            } catch (e) {
-              const missing = /raw output parameter '([^']+)'/.exec((e as Error).message)?.[1];
-              if (!missing || missing in supplied) throw e;
-              supplied[missing] = 'supplied-by-conformance';
-            }
-          }
-        }
-      };
-      const resumer = setInterval(() => track(resumeSuspended()), 2000);
+      const resumer = setInterval(() => track(resumeSuspended(client, id)), 2000);
       const timeout = setTimeout(() => track(client.stop(id, `conformance timeout (${c.timeoutMs / 1000} s)`)), c.timeoutMs);
       try {
         const st = await client.wait(id);
@@ -95,11 +64,7 @@ async function lane(): Promise<void> {
 }
 await Promise.all([lane(), lane(), lane(), lane()]);
 await Promise.all([...inFlight]);
-await client.close();
-worker.shutdown();
-await running;
-await connection.close();
-await server.stop();
+await tandem.stop();
 
 const ok = results.filter((r) => r.ok);
 console.log(`\nRUN   ${runnable.length} of ${accepted.length} accepted examples are runnable here; ${ok.length}/${runnable.length} reached Argo's phase (${((100 * ok.length) / Math.max(1, runnable.length)).toFixed(1)}%)`);

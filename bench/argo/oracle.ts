@@ -18,27 +18,23 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { execSync } from 'node:child_process';
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { NativeConnection, Worker, bundleWorkflowCode, Runtime, DefaultLogger } from '@temporalio/worker';
+import { Runtime, DefaultLogger } from '@temporalio/worker';
 import { parseAllDocuments } from 'yaml';
-import { startDevServer } from '../../workers/dev-server.js';
-import { createArgoActivities } from '../../activities/argo/index.js';
-import { ArgoClient } from '../../argo/client.js';
 import type { Library } from '../../argo/lint/validate.js';
 import { argoShape } from '../../argo/status-shape.js';
-import { tandemSinks } from '../../observe/sinks.js';
 import { startControlPlane, type ControlPlane } from '../../test/kubernetes/control-plane.js';
 import { startArgo, type Argo, type ArgoNode, type Workflow } from '../../test/argo-real/argo.js';
 import { startSyncDatabase, type SyncDatabase } from '../../test/argo-real/sync-db.js';
 import { CORPUS, EXAMPLES, selectExamples, type Case } from './selection.js';
 import { compareNodeTrees, type CmpStatus } from './node-tree-compare.js';
+import { resumeSuspended, SUPPLIED } from './resume.js';
+import { startTandemSide } from './tandem-side.js';
 
 const T0 = performance.now();
 const GROUP = { group: 'argoproj.io', version: 'v1alpha1' };
 const LANES = Number(process.env.ARGO_ORACLE_LANES ?? 2);
-const SUPPLIED = 'supplied-by-conformance';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const args = process.argv.slice(2).filter((a) => a !== '--');
@@ -119,26 +115,9 @@ try {
 
   // --- Tandem: dev server + local worker, as the conformance bench runs it.
   Runtime.install({ logger: new DefaultLogger('ERROR') });
-  const server = await startDevServer({ dbFile: join(dir, 'temporal.db'), startTimeoutMs: 90_000 });
-  const taskQueue = 'argo-oracle';
-  const connection = await NativeConnection.connect({ address: server.address });
-  const worker = await Worker.create({
-    sinks: tandemSinks({ record: false }),
-    connection,
-    taskQueue,
-    workflowBundle: await bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL('../../workflows/argo/index.ts', import.meta.url)), logger: { trace() {}, debug() {}, info() {}, warn() {}, error: (m: string) => console.error(m), log() {} } }),
-    activities: createArgoActivities({ home: join(dir, 'home') }),
-    maxConcurrentActivityTaskExecutions: 8,
-  });
-  const running = worker.run();
-  const client = await ArgoClient.connect({ address: server.address, taskQueue });
-  stopAll = async () => {
-    await client.close();
-    worker.shutdown();
-    await running;
-    await connection.close();
-    await server.stop();
-  };
+  const tandem = await startTandemSide(dir, 'argo-oracle');
+  const client = tandem.client;
+  stopAll = tandem.stop;
 
   const finished = (wf: Workflow) => ['Succeeded', 'Failed', 'Error'].includes(wf.status?.phase ?? '');
 
@@ -199,23 +178,7 @@ try {
     };
     try {
       const { id } = await client.submit({ lint: undefined as never, doc: c.doc, library: library as unknown as Library } as never, { name });
-      const resumeSuspended = async () => {
-        for (const n of Object.values((await client.status(id)).nodes)) {
-          if (n.type !== 'Suspend' || n.phase !== 'Running') continue;
-          const supplied: Record<string, string> = {};
-          for (;;) {
-            try {
-              await client.resume(id, n.name, Object.keys(supplied).length ? supplied : undefined);
-              break;
-            } catch (e) {
-              const missing = /raw output parameter '([^']+)'/.exec((e as Error).message)?.[1];
-              if (!missing || missing in supplied) throw e;
-              supplied[missing] = SUPPLIED;
-            }
-          }
-        }
-      };
-      const resumer = setInterval(() => track(resumeSuspended()), 2000);
+      const resumer = setInterval(() => track(resumeSuspended(client, id)), 2000);
       let timedOut = false;
       const timeout = setTimeout(() => {
         timedOut = true;
