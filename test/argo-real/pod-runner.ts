@@ -261,6 +261,13 @@ export function startPodRunner(kc: KubeConfig, opts: PodRunnerOptions): PodRunne
     const layout = { root: join(podDir, 'main', 'root'), volumesDir: join(podDir, 'volumes') };
     await taskResult(wf, wfUid, nodeId, undefined, false);
     let tmpl: Template;
+    // A pod the runner cannot run: its example is not comparable, and the pod ends at once (Error).
+    const giveUp = async (e: unknown) => {
+      rec.notComparable = (e as Error).message;
+      await taskResult(wf, wfUid, nodeId, undefined, true);
+      await finishPod(pod, { exitCode: 1, reason: 'Error', startedAt }, { exitCode: 0 });
+      rec.done = true;
+    };
     try {
       const raw = allEnv.find((e) => e.name === 'ARGO_TEMPLATE')?.value;
       if (!raw) throw new Error('no ARGO_TEMPLATE in the pod (offloaded templates are not read by the pod runner)');
@@ -269,11 +276,7 @@ export function startPodRunner(kc: KubeConfig, opts: PodRunnerOptions): PodRunne
       if (tmpl.containerSet) throw new Error('container sets are not run by the pod runner');
       if (tmpl.sidecars?.length) throw new Error('sidecars are not run by the pod runner');
     } catch (e) {
-      rec.notComparable = (e as Error).message;
-      await taskResult(wf, wfUid, nodeId, undefined, true);
-      await finishPod(pod, { exitCode: 1, reason: 'Error', startedAt }, { exitCode: 0 });
-      rec.done = true;
-      return;
+      return giveUp(e);
     }
     const outParams = tmpl.outputs?.parameters ?? [];
     const outArts = tmpl.outputs?.artifacts ?? [];
@@ -293,11 +296,7 @@ export function startPodRunner(kc: KubeConfig, opts: PodRunnerOptions): PodRunne
       }
       for (const a of inArts) if (a.path) placeArtifact(a, hostPath(mainSpec, layout, a.path));
     } catch (e) {
-      rec.notComparable = (e as Error).message;
-      await taskResult(wf, wfUid, nodeId, undefined, true);
-      await finishPod(pod, { exitCode: 1, reason: 'Error', startedAt }, { exitCode: 0 });
-      rec.done = true;
-      return;
+      return giveUp(e);
     }
     // The template's init containers, in order (Argo's own `init` is played above).
     for (const [i, c] of (pod.spec?.initContainers ?? []).filter((x) => x.name !== 'init').entries()) {
