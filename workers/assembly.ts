@@ -81,8 +81,8 @@ export function withWorkerParts(options: WorkerOptions, parts: TandemWorkerParts
   return {
     ...options,
     maxHeartbeatThrottleInterval: options.maxHeartbeatThrottleInterval ?? parts.maxHeartbeatThrottleInterval,
-    // The SDK's debug mode (a breakpoint may hold an activation) keeps its unlimited timeout.
-    ...(options.debugMode || process.env.TEMPORAL_DEBUG ? {} : isolateTimeout((options as SdkOnlyOptions).isolateExecutionTimeout ?? parts.isolateExecutionTimeout)),
+    // A team's debugMode (a breakpoint may hold an activation) keeps the SDK's unlimited timeout.
+    ...(options.debugMode ? {} : isolateTimeout((options as SdkOnlyOptions).isolateExecutionTimeout ?? parts.isolateExecutionTimeout)),
     sinks: { ...parts.sinks, ...options.sinks },
     interceptors: { ...interceptors, activity: [...(interceptors.activity ?? []), ...parts.activityInterceptors], ...(modules.length ? { workflowModules: modules } : {}) },
   };

@@ -108,7 +108,7 @@ export async function createTandemWorker(opts: TandemWorkerOptions): Promise<{ w
     dataConverter,
     // Heartbeats carry training progress; a short throttle keeps `tandem status` and the CLI bar live.
     maxHeartbeatThrottleInterval: parts.maxHeartbeatThrottleInterval,
-    ...(process.env.TEMPORAL_DEBUG ? {} : isolateTimeout(parts.isolateExecutionTimeout)),
+    ...isolateTimeout(parts.isolateExecutionTimeout),
     // Metrics and log attributes (observe/): the workflows' sink calls, activity durations and outcomes.
     sinks: parts.sinks,
     interceptors: { activity: parts.activityInterceptors },
