@@ -160,6 +160,12 @@ export type Workflow = KubernetesObject & {
   spec: Record<string, unknown> & { shutdown?: string };
   status?: { phase?: string; message?: string; nodes?: Record<string, ArgoNode> };
 };
+/** The workflow once Argo has given it a final phase (for waits that poll until a value), else undefined. */
+export const finished = (wf: Workflow): Workflow | undefined => (['Succeeded', 'Failed', 'Error'].includes(wf.status?.phase ?? '') ? wf : undefined);
+
+/** The workflow's node with this display name. */
+export const nodeNamed = (wf: Workflow, displayName: string): ArgoNode | undefined => Object.values(wf.status?.nodes ?? {}).find((n) => n.displayName === displayName);
+
 export interface ArgoNode {
   id: string;
   name: string;

@@ -13,7 +13,7 @@ import { LocalServingBackend } from '../../backends/local-serving.js';
 import type { PipelineStatus, TimelineEntry } from '../../contract/status.js';
 import { address, startWorker, tempDir, uniqueQueue, waitFor } from '../helpers.js';
 import { startControlPlane, type ControlPlane } from '../kubernetes/control-plane.js';
-import { ARGO_POD_STAGE, startArgo, type Argo, type ArgoNode, type Workflow } from './argo.js';
+import { ARGO_POD_STAGE, finished, nodeNamed, startArgo, type Argo, type ArgoNode, type Workflow } from './argo.js';
 import { PLUGIN_DIR as DIR, TANDEM_COMMAND, tandemPluginObjects } from './tandem-plugin.js';
 
 const queue = uniqueQueue('argo-real');
@@ -78,8 +78,7 @@ afterAll(async () => {
 });
 
 const nodes = (wf: Workflow): ArgoNode[] => Object.values(wf.status?.nodes ?? {});
-const node = (wf: Workflow, displayName: string) => nodes(wf).find((n) => n.displayName === displayName);
-const finished = (wf: Workflow) => (['Succeeded', 'Failed', 'Error'].includes(wf.status?.phase ?? '') ? wf : undefined);
+const node = nodeNamed;
 const param = (n: ArgoNode | undefined, name: string) => n?.outputs?.parameters?.find((p) => p.name === name)?.value;
 /** The Tandem run id a plugin node's message names (every reply's message starts "Tandem run <id>"). */
 const runIdOf = (n: ArgoNode | undefined) => /Tandem run (argo-[A-Za-z0-9-]+)/.exec(n?.message ?? '')?.[1];

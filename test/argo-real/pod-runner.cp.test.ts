@@ -6,7 +6,7 @@
 // an output artifact passed to the next step through the runner's artifact store, and the deadline of a
 // pod that outlives its activeDeadlineSeconds.
 import { startControlPlane, type ControlPlane } from '../kubernetes/control-plane.js';
-import { startArgo, type Argo, type ArgoNode, type Workflow } from './argo.js';
+import { finished, nodeNamed, startArgo, type Argo } from './argo.js';
 
 let cp: ControlPlane;
 let argo: Argo;
@@ -22,8 +22,7 @@ afterAll(async () => {
   await cp?.stop();
 });
 
-const finished = (wf: Workflow) => (['Succeeded', 'Failed', 'Error'].includes(wf.status?.phase ?? '') ? wf : undefined);
-const node = (wf: Workflow, displayName: string): ArgoNode | undefined => Object.values(wf.status?.nodes ?? {}).find((n) => n.displayName === displayName);
+const node = nodeNamed;
 
 test('real Argo decides the phases of pods run on this host, with their outputs, exit codes, artifacts and deadlines', async () => {
   const name = await argo.submit({
