@@ -12,8 +12,12 @@ export type BuiltinProgram = 'preprocess' | 'train' | 'serve' | 'fence';
 
 export function builtinCommand(program: BuiltinProgram): string[] {
   const script = fileURLToPath(new URL(`./${program}${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url));
-  if (!FROM_SOURCE) return [process.execPath, script];
+  return [process.execPath, ...nodeLoaderArgs(), script];
+}
+
+/** The node options a script of this checkout needs (tsx's loader) or of the package (none). */
+export function nodeLoaderArgs(): string[] {
+  if (!FROM_SOURCE) return [];
   // Resolved only here: the installed package has no tsx.
-  const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-  return [process.execPath, '--import', tsxLoader, script];
+  return ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href];
 }

@@ -1,5 +1,5 @@
 // Wires Tandem's workflows and activities into a Temporal worker.
-import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleOption, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkflowBundleOption, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
 import { createActivities, tenantGuardOf, type ActivityConfig } from '../activities/index.js';
 import { closeActivities, closeWith } from '../activities/lifetime.js';
@@ -27,6 +27,7 @@ import { workerDataConverter } from '../codec/index.js';
 import type { DataConverter } from '@temporalio/common';
 import { isolateTimeout, workerParts } from './assembly.js';
 import { slotOptions } from './slots.js';
+import { bundleInChild } from './bundle.js';
 import { OidcApiKey, type ClientCredentials } from '../sdk/oidc-token.js';
 import { addInFlightSource } from '../observe/in-flight.js';
 import { TRACING_WORKFLOW_MODULE, type Tracing } from '../observe/tracing.js';
@@ -72,10 +73,9 @@ export function bundleWorkflows(opts: { dataConverter?: DataConverter; tracing?:
   const { failureConverterPath, payloadConverterPath } = opts.dataConverter ?? {};
   // Tracing's workflow interceptors only when tracing is on: off, the bundle is what it always was.
   const workflowInterceptorModules = opts.tracing ? [TRACING_WORKFLOW_MODULE] : undefined;
-  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, failureConverterPath, payloadConverterPath, workflowInterceptorModules, logger: quietLogger });
+  // In a child process (workers/bundle.ts): webpack's memory leaves with it.
+  return bundleInChild({ workflowsPath: WORKFLOWS_PATH, failureConverterPath, payloadConverterPath, workflowInterceptorModules });
 }
-
-const quietLogger = { trace() {}, debug() {}, info() {}, warn: (m: string) => console.warn(m), error: (m: string) => console.error(m), log() {} };
 
 export async function createTandemWorker(opts: TandemWorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
   const tokens = opts.oidc ? new OidcApiKey(opts.oidc) : undefined;
