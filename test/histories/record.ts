@@ -333,6 +333,8 @@ try {
       const fanOutRun = await argo.submit(prepare('recorded-argo-fan-out.yaml', { text: ARGO_FAN_OUT }));
       await argo.wait(fanOutRun.id);
       save('argoWorkflow-fan-out', await argo.client.workflow.getHandle(`argo-${fanOutRun.id}`).fetchHistory(), `argo-${fanOutRun.id}`);
+      // Its first child runs two of the loop's items and returns their results (ARGO_PATCHES.sliceItems).
+      save('argoSlice-fan-out-loop', await argo.client.workflow.getHandle(`argo-${fanOutRun.id}--f1`).fetchHistory(), `argo-${fanOutRun.id}--f1`);
       // Its fourth child runs the three pods of `pair`, one at a time (max-activities-in-flight 1).
       save('argoSlice-fan-out', await argo.client.workflow.getHandle(`argo-${fanOutRun.id}--f4`).fetchHistory(), `argo-${fanOutRun.id}--f4`);
       const gateRun = await argo.submit(prepare('recorded-argo-children-at-once.yaml', { text: ARGO_CHILDREN_AT_ONCE }));

@@ -8,7 +8,8 @@
 // children, each child again within the same budget.
 import type { Scope } from '../../argo/lang/tags.js';
 import type { ArgoRunInput, Json } from '../../argo/lang/types.js';
-import { arr, type Call, type NodeResult } from './model.js';
+import type { Phase } from '../../argo/lang/types.js';
+import { arr, emptyOutputs, type Call, type NodeResult } from './model.js';
 
 /** What a child workflow runs: a slice of a loop's items, or one call of a composite template. */
 export type SliceJob =
@@ -28,10 +29,14 @@ export interface SliceInput {
 }
 
 export interface SliceResult {
-  /** One per item of a loop slice (null: kept from starting by failFast), one for a call. */
-  results: (NodeResult | null)[];
-  /** The child's nodes (and its children's) whose parent is not its own: they join that node's children, in order. */
-  roots: { id: string; parentId: string }[];
+  /** One per item of a loop slice (null: kept from starting by failFast), one for a call; a loop slice since ARGO_PATCHES.sliceItems: `items`. */
+  results?: (NodeResult | null)[];
+  /** A loop slice's items, as few bytes as its parent reads (ARGO_PATCHES.sliceItems). */
+  items?: SliceItems;
+  /** The child's nodes (and its children's) whose parent is not its own: they join that node's children, in order; since ARGO_PATCHES.sliceItems `rootIds`. */
+  roots?: { id: string; parentId: string }[];
+  /** `roots` grouped by parent, each id without the run's slice prefix (`<run>-f`): one per loop item otherwise cost ~90 bytes. */
+  rootIds?: { prefix: string; byParent: Record<string, string[]> };
   /** Global outputs (`globalName`) the child's templates set. */
   globals: Scope;
 }
@@ -148,4 +153,77 @@ export interface LoopRequest {
 export interface FanOut {
   loop(req: LoopRequest, inline: () => Promise<(NodeResult | undefined)[]>): Promise<(NodeResult | undefined)[]>;
   call(call: Call, parentName: string, enclosing: { gate?: unknown }): Promise<NodeResult>;
+}
+
+/**
+ * A loop slice's item results as its child returns them. The parent reads of an item only what the loop
+ * node is made of (loops.ts loopOutcome, call.ts runCall): its phase, the first failed item's id and
+ * message, the first item's id, and each item's `result` and output parameters for the aggregate. A full
+ * NodeResult per item cost about 215 bytes of the parent's history (a 50,000-item loop: about 10 MB);
+ * this about 8 for a trivial pod's. Output artifacts and exit codes stay in the child's node status.
+ */
+export interface SliceItems {
+  /** One letter per item (PHASE_LETTERS); "-": kept from starting by failFast. */
+  phases: string;
+  /** Item index → node id: the first started item's and every item's whose phase is not Succeeded. */
+  ids: Record<string, string>;
+  /** Item index → message, of the items not Succeeded. */
+  messages: Record<string, string>;
+  /** Each item's `outputs.result` (null: none); absent when no item has one. */
+  result?: (string | null)[];
+  /** Each item's output parameters (null: none); absent when no item has any. */
+  parameters?: (Record<string, string> | null)[];
+}
+
+const PHASE_LETTERS: Record<Phase, string> = { Pending: 'P', Running: 'R', Succeeded: 'S', Skipped: 'K', Failed: 'F', Error: 'E', Omitted: 'O' };
+const LETTER_PHASES = Object.fromEntries(Object.entries(PHASE_LETTERS).map(([p, l]) => [l, p as Phase])) as Record<string, Phase>;
+
+export function encodeItems(results: (NodeResult | undefined)[]): SliceItems {
+  const items: SliceItems = { phases: '', ids: {}, messages: {} };
+  const result: (string | null)[] = [];
+  const parameters: (Record<string, string> | null)[] = [];
+  let first = true;
+  results.forEach((r, i) => {
+    items.phases += r ? PHASE_LETTERS[r.phase] : '-';
+    result.push(r?.outputs.result ?? null);
+    parameters.push(r && Object.keys(r.outputs.parameters).length ? r.outputs.parameters : null);
+    if (!r) return;
+    if (first || r.phase !== 'Succeeded') items.ids[i] = r.id;
+    first = false;
+    if (r.phase !== 'Succeeded' && r.message !== undefined) items.messages[i] = r.message;
+  });
+  if (result.some((x) => x !== null)) items.result = result;
+  if (parameters.some((x) => x !== null)) items.parameters = parameters;
+  return items;
+}
+
+/** A slice's results in item order (undefined: not started), from either form its child returned. */
+export function sliceResults(r: SliceResult): (NodeResult | undefined)[] {
+  if (!r.items) return (r.results ?? []).map((x) => x ?? undefined);
+  const { phases, ids, messages, result, parameters } = r.items;
+  return [...phases].map((letter, i) => {
+    if (letter === '-') return undefined;
+    const outputs = emptyOutputs();
+    const res = result?.[i];
+    if (res !== undefined && res !== null) outputs.result = res;
+    const params = parameters?.[i];
+    if (params) outputs.parameters = { ...params };
+    const out: NodeResult = { id: ids[i] ?? '', phase: LETTER_PHASES[letter]!, outputs };
+    if (messages[i] !== undefined) out.message = messages[i];
+    return out;
+  });
+}
+
+/** Roots grouped by parent, ids without `prefix` where they have it (a parent's children keep their order). */
+export function encodeRoots(roots: { id: string; parentId: string }[], prefix: string): NonNullable<SliceResult['rootIds']> {
+  const byParent: Record<string, string[]> = {};
+  for (const r of roots) (byParent[r.parentId] ??= []).push(r.id.startsWith(prefix) ? r.id.slice(prefix.length) : `=${r.id}`);
+  return { prefix, byParent };
+}
+
+/** A slice's roots, from either form its child returned. */
+export function sliceRoots(r: SliceResult): { id: string; parentId: string }[] {
+  if (!r.rootIds) return r.roots ?? [];
+  const { prefix, byParent } = r.rootIds;
+  return Object.entries(byParent).flatMap(([parentId, ids]) => ids.map((id) => ({ id: id.startsWith('=') ? id.slice(1) : prefix + id, parentId })));
 }

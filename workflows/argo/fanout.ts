@@ -5,7 +5,8 @@
 // a composite call (steps, DAG) that would, runs in a child of its own, whose tasks weigh again. A child
 // (`argoSlice`) runs its part with the run's spec and global scope, its node ids `<run>-f<path>-<n>`,
 // writes its node status to the run store (argoOffloadStatus: not into the parent's history) and
-// returns only the items' results. Runs recorded before this patch never fan out.
+// returns only the items' results (a loop slice's as SliceItems, the few bytes its parent reads of them).
+// Runs recorded before this patch never fan out.
 import { CancellationScope, executeChild, isCancellation, patched } from '@temporalio/workflow';
 import type { Scope } from '../../argo/lang/tags.js';
 import type { ArgoRunInput, Json } from '../../argo/lang/types.js';
@@ -13,7 +14,7 @@ import { ARGO_SCALE_DEFAULTS, ARGO_WORKFLOW_TASK_TIMEOUT } from '../../contract/
 import { ARGO_PATCHES } from './api.js';
 import { runItems } from './call.js';
 import { createContext, type RunContext } from './context.js';
-import { isComposite, sliceSize, TemplateSizes, underRoot, type FanOut, type SliceBudget, type SliceInput, type SliceJob, type SliceResult } from './fanout-plan.js';
+import { encodeItems, encodeRoots, isComposite, sliceResults, sliceRoots, sliceSize, TemplateSizes, underRoot, type FanOut, type SliceBudget, type SliceInput, type SliceJob, type SliceResult } from './fanout-plan.js';
 import { Gate } from './in-flight.js';
 import { itemLabel } from './loops.js';
 import { activityMessage, UserError, type NodeResult } from './model.js';
@@ -143,12 +144,12 @@ class Slicer implements FanOut {
       throw new UserError(`child workflow ${workflowId} failed: ${activityMessage(e)}`);
     }
     Object.assign(this.ctx.global, r.globals);
-    for (const root of r.roots) {
+    for (const root of sliceRoots(r)) {
       const parent = this.ctx.status.nodes[root.parentId];
       if (parent) parent.children.push(root.id);
       else this.foreignRoots.push(root);
     }
-    return r.results.map((x) => x ?? undefined);
+    return sliceResults(r);
   }
 }
 
@@ -182,5 +183,8 @@ export async function argoSlice(input: SliceInput): Promise<SliceResult> {
   const own = Object.values(ctx.status.nodes)
     .filter((n) => n.parentId !== undefined && !ctx.status.nodes[n.parentId])
     .map((n) => ({ id: n.id, parentId: n.parentId! }));
-  return { results: results.map((r) => r ?? null), roots: [...own, ...slicer.foreignRoots], globals };
+  const handedUp = [...own, ...slicer.foreignRoots];
+  // A loop slice's items as the few bytes its parent reads of them; patched() asked only by a loop slice.
+  if (job.kind === 'loop' && patched(ARGO_PATCHES.sliceItems)) return { items: encodeItems(results), rootIds: encodeRoots(handedUp, `${run.name}-f`), globals };
+  return { results: results.map((r) => r ?? null), roots: handedUp, globals };
 }
