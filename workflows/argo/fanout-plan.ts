@@ -7,8 +7,7 @@
 // then). A workflow runs about `sliceNodes` leaves itself; what would take it past that runs in
 // children, each child again within the same budget.
 import type { Scope } from '../../argo/lang/tags.js';
-import type { ArgoRunInput, Json } from '../../argo/lang/types.js';
-import type { Phase } from '../../argo/lang/types.js';
+import type { ArgoRunInput, Json, Phase } from '../../argo/lang/types.js';
 import { arr, emptyOutputs, type Call, type NodeResult } from './model.js';
 
 /** What a child workflow runs: a slice of a loop's items, or one call of a composite template. */
