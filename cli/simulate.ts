@@ -9,7 +9,7 @@ import { extname } from 'node:path';
 import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { InputError } from '../contract/input-error.js';
-import { policy, type CarbonSeries, type Inventory, type JobRequest, type PolicyConfig } from '../placement/index.js';
+import { DYNP_ORDERS, policy, type CarbonSeries, type Inventory, type JobRequest, type PolicyConfig } from '../placement/index.js';
 import { simulate, type SimJob, type SimResult } from '../placement/simulate.js';
 import { parseCsv, parseSwf, type Trace, type TraceJob } from './trace.js';
 import { alignSeries, parseCarbonCsv } from './carbon.js';
@@ -27,6 +27,8 @@ export const SIM_POLICIES: Record<string, { label: string; pol: PolicyConfig }> 
   'default-conservative': { label: "Tandem's default, conservative backfill", pol: policy({ ...OFF, fairShare: true, order: 'score', backfill: 'conservative' }) },
   // The opt-in starvation bound (PolicyConfig.starvation): what a site gives up in bsld for a shorter max wait.
   'default-aged': { label: "Tandem's default with the starvation bound (60 h)", pol: policy({ ...OFF, fairShare: true, order: 'score', backfill: 'easy', starvation: 60 * 3600 }) },
+  // The opt-in planning self-tuning order (PolicyConfig.dynp): better than the default on lightly loaded logs.
+  dynp: { label: 'planning dynP (score, SJF, SAF, F1, FCFS) + EASY', pol: policy({ ...OFF, fairShare: true, order: 'score', backfill: 'easy', dynp: DYNP_ORDERS }) },
 };
 
 export interface SimulateOptions {

@@ -6,6 +6,7 @@ import { carbonHold } from './energy.js';
 import { findFit, largestGroup, readsGpus, wantsOneDomain, wantsOneIsland, type Fit } from './fit.js';
 import { shareProblem } from './gpus.js';
 import { checkLimits, priceOf, queueOrder, urgent } from './policies.js';
+import { chooseOrder } from './dynp.js';
 import { chooseVictims } from './preempt.js';
 import { backfillAllowed, fitsEmpty, reserve, type Reservation } from './reserve.js';
 import { ClusterState, type Allocation } from './state.js';
@@ -82,6 +83,7 @@ export interface PassOptions {
 
 /** One scheduling pass. Starts and preemptions are applied to `s`; reservations are advisory. */
 export function schedule(s: ClusterState, queue: JobRequest[], now: number, pol: PolicyConfig, opts: PassOptions = {}): Decision[] {
+  if (pol.dynp?.length) pol = { ...pol, order: chooseOrder(s, queue, now, pol, pol.dynp), dynp: undefined };
   const decisions: Decision[] = [];
   const reservations: Reservation[] = [];
   let headBlocked = false;

@@ -257,6 +257,15 @@ export interface PolicyConfig {
    * default: on the traces measured it did worse than the fixed 'score' order (see Portfolio).
    */
   portfolio?: PortfolioCandidate[];
+  /**
+   * Self-tuning order that plans the queue (Streit's dynP, placement/dynp.ts): before each pass the
+   * waiting jobs are planned under each candidate order on a free-capacity profile (running jobs end
+   * at their estimates) and the pass runs with the one whose plan has the lowest mean bounded
+   * slowdown. Unlike `portfolio` it needs no completed jobs, so the live engine can use it. Off by
+   * default: better than 'score' on the lightly loaded logs, worse on the heavily loaded ones
+   * (docs/placement.md).
+   */
+  dynp?: QueueOrder[];
   /** Single-node packing rule; 'topology' when absent. */
   packing?: Packing;
   /** The workload 'fgd' keeps room for; the caller derives it (e.g. typicalWorkload over a trace). */

@@ -5,6 +5,7 @@
 // avg bounded slowdown (τ = 10 s) and the longest wait, and the goal verdict.
 import { basename } from 'node:path';
 import { policy, type Inventory, type JobRequest, type PolicyConfig, type PortfolioCandidate } from '../../placement/index.js';
+import { DYNP_ORDERS } from '../../placement/dynp.js';
 import { GymNpRandom } from './numpy-rng.js';
 import { simulate, type SimJob, type SimResult } from './sim.js';
 import { ALL_OFF as off, fmt, hours, tandemDefault } from './table.js';
@@ -84,6 +85,7 @@ export const SWF_ROWS: SwfRow[] = [
   { name: 'Tandem before (per-user DRF + EASY)', pol: policy({ ...off, order: 'fairshare', fairShare: true, backfill: 'easy' }) },
   { name: 'Tandem default with the opt-in starvation bound (starvation 60 h)', pol: tandemDefault('easy', { starvation: 60 * 3600 }) },
   { name: "Tandem default (Smith's rule size × walltime² × fair share + EASY)", pol: tandemDefault('easy'), candidate: true },
+  { name: 'Tandem opt-in planning dynP (PolicyConfig.dynp: score, SJF, SAF, F1, FCFS) + EASY', pol: tandemDefault('easy', { dynp: DYNP_ORDERS }) },
   { name: 'Tandem default, conservative backfill', pol: tandemDefault('conservative') },
 ];
 
