@@ -12,10 +12,12 @@ export function closeWith<T extends object>(activities: T, close: () => Promise<
   return activities;
 }
 
-/** Lets go of what `activities` holds (nothing for an object closeWith never saw); safe to call twice. */
+/**
+ * Lets go of what `activities` holds now (nothing for an object closeWith never saw). The closer stays
+ * registered: activities used again after a close reopen what they need (a watch restarts at the next
+ * decision), and the next close lets go of that too; closers are idempotent, so closing twice is safe.
+ */
 export async function closeActivities(activities: object | undefined): Promise<void> {
   const close = activities && closers.get(activities);
-  if (!close) return;
-  closers.delete(activities);
-  await close();
+  if (close) await close();
 }

@@ -75,6 +75,8 @@ async function acquireMetricsServer(at: { host: string; port: number }): Promise
 export class TandemPlugin extends SimplePlugin {
   readonly config: WorkerConfig;
   private built?: object;
+  /** Workers running with this plugin now: the shared activities close when the last one stops. */
+  private runs = 0;
   /** The worker parts Tandem's own worker has (workers/assembly.ts): throttle, sinks, interceptors. */
   readonly parts: TandemWorkerParts;
   /** http://host:port/metrics while a worker with this plugin runs and metrics are configured. */
@@ -98,19 +100,23 @@ export class TandemPlugin extends SimplePlugin {
       ...(tracing ? { clientInterceptors: { workflow: tracingClientInterceptors(tracing) } } : {}),
       ...(opts.registerWorkflows ? { workflowsPath: WORKFLOWS_PATH } : {}),
       // The backend clients hold no connections between calls (each request opens and closes its
-      // own); placement's Kubernetes watches are closed below, so a stopped worker leaves nothing
-      // open; a worker run again gets freshly built ones.
-      // /metrics is served while the worker runs (one server per address, shared by the workers on it).
+      // own); placement's Kubernetes watches are closed below once the last worker running with this
+      // plugin stops, so stopped workers leave nothing open. Workers given the same plugin share its
+      // activities (one kept inventory); a worker that stops does not close what another still uses,
+      // and one run again reopens the watches at its first decision.
+      // /metrics is served while a worker runs (one server per address, shared by the workers on it).
       runContext: async (next) => {
         const served = metricsAt ? await acquireMetricsServer(metricsAt) : undefined;
-        this.metricsUrl = served?.server.url;
+        this.metricsUrl = served?.server.url ?? this.metricsUrl;
+        this.runs++;
         try {
           await next();
         } finally {
-          // What the activities held open between calls (placement's Kubernetes watches) ends with the run.
-          await closeActivities(this.built).catch((e: unknown) => console.warn(`tandem plugin: closing the activities' watches failed: ${String((e as Error)?.message ?? e)}`));
-          this.built = undefined;
-          this.metricsUrl = undefined;
+          if (--this.runs === 0) {
+            // What the activities held open between calls (placement's Kubernetes watches) ends with the last run.
+            await closeActivities(this.built).catch((e: unknown) => console.warn(`tandem plugin: closing the activities' watches failed: ${String((e as Error)?.message ?? e)}`));
+            this.metricsUrl = undefined;
+          }
           await served?.release();
           await this.tracing?.flush();
         }
@@ -161,7 +167,7 @@ export class TandemPlugin extends SimplePlugin {
     return o;
   }
 
-  /** Tandem's activities for this configuration (built once per worker run). */
+  /** Tandem's activities for this configuration (built once, shared by every Worker given this plugin). */
   activities(): object {
     if (this.tandemOptions.activities) return this.tandemOptions.activities;
     if (!this.built) {

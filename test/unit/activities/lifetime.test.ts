@@ -8,7 +8,7 @@ import { tandemActivities } from '../../../workers/worker.js';
 import { closeActivities, closeWith } from '../../../activities/lifetime.js';
 import type { InventorySource } from '../../../activities/placement.js';
 
-test("a worker's activities close their placement sources once, and register nothing extra as an activity", async () => {
+test("a worker's activities close their placement sources at each stop, and register nothing extra as an activity", async () => {
   let closed = 0;
   const source: InventorySource = { name: 'held', gather: async () => ({ sites: [], running: [] }), close: () => void closed++ };
   const acts = tandemActivities({ home: mkdtempSync(join(tmpdir(), 'tandem-lifetime-')), inventorySources: [source] }) as Record<string, unknown>;
@@ -16,8 +16,9 @@ test("a worker's activities close their placement sources once, and register not
   expect(Object.values(acts).every((v) => typeof v === 'function')).toBe(true);
   await closeActivities(acts);
   expect(closed).toBe(1);
-  await closeActivities(acts); // a second stop closes nothing again
-  expect(closed).toBe(1);
+  // Used again after a stop (a watch reopened at a decision), the next stop closes again: the sources' close() is idempotent.
+  await closeActivities(acts);
+  expect(closed).toBe(2);
 });
 
 test('an object closeWith never saw closes nothing', async () => {
