@@ -37,7 +37,8 @@ export async function mergeSlices(st: ArgoStatus, fetch: (workflowId: string) =>
     }
     queue = next;
   }
-  // Link every node to its parent once (a parent that has finished lists its children already).
+  // Link every node to its parent once: a workflow does not list its children workflows' top nodes
+  // under their parents (workflows/argo/fanout.ts), and a parent that has finished lists its own already.
   const linked = new Map<string, Set<string>>();
   for (const n of Object.values(nodes)) {
     if (!n.parentId) continue;

@@ -32,9 +32,11 @@ export interface SliceResult {
   results?: (NodeResult | null)[];
   /** A loop slice's items, as few bytes as its parent reads (ARGO_PATCHES.sliceItems). */
   items?: SliceItems;
-  /** The child's nodes (and its children's) whose parent is not its own: they join that node's children, in order; since ARGO_PATCHES.sliceItems `rootIds`. */
+  /**
+   * Returned by children recorded before parents stopped copying a child's top nodes into their
+   * parents' `children` (readers link them by parentId): no longer read, kept so those results still type.
+   */
   roots?: { id: string; parentId: string }[];
-  /** `roots` grouped by parent, each id without the run's slice prefix (`<run>-f`): one per loop item otherwise cost ~90 bytes. */
   rootIds?: { prefix: string; byParent: Record<string, string[]> };
   /** Global outputs (`globalName`) the child's templates set. */
   globals: Scope;
@@ -211,18 +213,4 @@ export function sliceResults(r: SliceResult): (NodeResult | undefined)[] {
     if (messages[i] !== undefined) out.message = messages[i];
     return out;
   });
-}
-
-/** Roots grouped by parent, ids without `prefix` where they have it (a parent's children keep their order). */
-export function encodeRoots(roots: { id: string; parentId: string }[], prefix: string): NonNullable<SliceResult['rootIds']> {
-  const byParent: Record<string, string[]> = {};
-  for (const r of roots) (byParent[r.parentId] ??= []).push(r.id.startsWith(prefix) ? r.id.slice(prefix.length) : `=${r.id}`);
-  return { prefix, byParent };
-}
-
-/** A slice's roots, from either form its child returned. */
-export function sliceRoots(r: SliceResult): { id: string; parentId: string }[] {
-  if (!r.rootIds) return r.roots ?? [];
-  const { prefix, byParent } = r.rootIds;
-  return Object.entries(byParent).flatMap(([parentId, ids]) => ids.map((id) => ({ id: id.startsWith('=') ? id.slice(1) : prefix + id, parentId })));
 }

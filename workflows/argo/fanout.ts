@@ -14,7 +14,7 @@ import { ARGO_SCALE_DEFAULTS, ARGO_WORKFLOW_TASK_TIMEOUT } from '../../contract/
 import { ARGO_PATCHES } from './api.js';
 import { runItems } from './call.js';
 import { createContext, type RunContext } from './context.js';
-import { encodeItems, encodeRoots, isComposite, sliceResults, sliceRoots, sliceSize, TemplateSizes, underRoot, type FanOut, type SliceBudget, type SliceInput, type SliceJob, type SliceResult } from './fanout-plan.js';
+import { encodeItems, isComposite, sliceResults, sliceSize, TemplateSizes, underRoot, type FanOut, type SliceBudget, type SliceInput, type SliceJob, type SliceResult } from './fanout-plan.js';
 import { Gate } from './in-flight.js';
 import { itemLabel } from './loops.js';
 import { activityMessage, UserError, type NodeResult } from './model.js';
@@ -43,8 +43,6 @@ class Slicer implements FanOut {
   private started = 0;
   private readonly sizes: TemplateSizes;
   private readonly budget: SliceBudget;
-  /** Roots of children's nodes whose parent this workflow does not hold: handed up to its own parent. */
-  readonly foreignRoots: { id: string; parentId: string }[] = [];
   /**
    * At most childrenAtOnce children of this workflow run at once, loops' and composite calls' together:
    * a DAG of 30 composite tasks would otherwise start 30 children, each 22 of its own (660 workflows
@@ -144,11 +142,9 @@ class Slicer implements FanOut {
       throw new UserError(`child workflow ${workflowId} failed: ${activityMessage(e)}`);
     }
     Object.assign(this.ctx.global, r.globals);
-    for (const root of sliceRoots(r)) {
-      const parent = this.ctx.status.nodes[root.parentId];
-      if (parent) parent.children.push(root.id);
-      else this.foreignRoots.push(root);
-    }
+    // The child's top nodes are not copied into their parents' `children` here: at 50,000 items their ids
+    // alone made the run's result 1.1 MB (Temporal refuses one over 2 MB). Each node names its parent,
+    // and readers link the tree from that (argo/slices.ts mergeSlices), as they do for a running child.
     return sliceResults(r);
   }
 }
@@ -180,11 +176,7 @@ export async function argoSlice(input: SliceInput): Promise<SliceResult> {
   }
   const globals: Scope = {};
   for (const [k, v] of Object.entries(ctx.global)) if (input.global[k] !== v) globals[k] = v;
-  const own = Object.values(ctx.status.nodes)
-    .filter((n) => n.parentId !== undefined && !ctx.status.nodes[n.parentId])
-    .map((n) => ({ id: n.id, parentId: n.parentId! }));
-  const handedUp = [...own, ...slicer.foreignRoots];
   // A loop slice's items as the few bytes its parent reads of them; patched() asked only by a loop slice.
-  if (job.kind === 'loop' && patched(ARGO_PATCHES.sliceItems)) return { items: encodeItems(results), rootIds: encodeRoots(handedUp, `${run.name}-f`), globals };
-  return { results: results.map((r) => r ?? null), roots: handedUp, globals };
+  if (job.kind === 'loop' && patched(ARGO_PATCHES.sliceItems)) return { items: encodeItems(results), globals };
+  return { results: results.map((r) => r ?? null), globals };
 }

@@ -1,6 +1,6 @@
 // A loop slice's items as its child returns them (workflows/argo/fanout-plan.ts SliceItems): the parent
 // builds the same loop node from them as from full results, in fewer bytes of its history.
-import { encodeItems, encodeRoots, sliceResults, sliceRoots } from '../../../workflows/argo/fanout-plan.js';
+import { encodeItems, sliceResults } from '../../../workflows/argo/fanout-plan.js';
 import { loopOutcome } from '../../../workflows/argo/loops.js';
 import type { NodeResult } from '../../../workflows/argo/model.js';
 
@@ -42,16 +42,3 @@ test('no results or parameters: neither list is sent; a trivial pod costs a few 
   expect(compactBytes * 10).toBeLessThan(fullBytes);
 });
 
-test('roots grouped by parent come back with their ids and each parent\'s order; ids outside the prefix kept whole', () => {
-  const roots = [
-    { id: 'run-f3-1', parentId: 'run-7' },
-    { id: 'run-f3.1-4', parentId: 'run-9' },
-    { id: 'run-f3-2', parentId: 'run-7' },
-    { id: 'other-5', parentId: 'run-9' },
-  ];
-  const back = sliceRoots({ rootIds: JSON.parse(JSON.stringify(encodeRoots(roots, 'run-f'))), globals: {} });
-  const byParent = (rs: typeof roots) => Object.fromEntries(['run-7', 'run-9'].map((p) => [p, rs.filter((r) => r.parentId === p).map((r) => r.id)]));
-  expect(byParent(back)).toEqual(byParent(roots));
-  expect(back).toHaveLength(4);
-  expect(sliceRoots({ roots, globals: {} })).toEqual(roots);
-});
