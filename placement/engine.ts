@@ -8,7 +8,7 @@ import { shareProblem } from './gpus.js';
 import { checkLimits, priceOf, queueOrder, urgent } from './policies.js';
 import { chooseOrder } from './dynp.js';
 import { chooseVictims } from './preempt.js';
-import { backfillAllowed, fitsEmpty, reserve, type Reservation } from './reserve.js';
+import { backfillAllowed, binds, fitsEmpty, reserve, type Reservation } from './reserve.js';
 import { ClusterState, type Allocation } from './state.js';
 import { planned, type Decision, type JobRequest, type Placement, type PolicyConfig, type SlotAssignment } from './types.js';
 import { copyView, holdOnView, liveView, type View } from './view.js';
@@ -76,6 +76,19 @@ function viewWithHolds(s: ClusterState, reservations: Reservation[], until: numb
   return v;
 }
 
+/**
+ * Does the job need at least one whole GPU node? Only then can narrow jobs strand it forever by
+ * keeping every node partly used; a narrower borrower finds room as soon as any job ends.
+ */
+function wholeNodes(s: ClusterState, job: JobRequest): boolean {
+  if (!(job.per.gpus > 0)) return false;
+  let most = 0;
+  for (let i = 0; i < s.n; i++) most = Math.max(most, s.capGpu[i]);
+  return most > 0 && job.per.gpus * job.count >= most;
+}
+
+const gpuDemand = (job: JobRequest) => job.per.gpus * job.count;
+
 export interface PassOptions {
   /** Cap on the number of jobs examined (a scheduler's per-cycle budget); all when absent. */
   maxJobs?: number;
@@ -89,6 +102,9 @@ export function schedule(s: ClusterState, queue: JobRequest[], now: number, pol:
   let headBlocked = false;
   let examined = 0;
   const live = liveView(s);
+  // Per tenant, the widest GPU demand queued: only a borrower that wide may drain nodes (below).
+  const widest = new Map<string, number>();
+  if (pol.borrowing) for (const j of queue) if (!s.running.has(j.id)) widest.set(j.tenant, Math.max(widest.get(j.tenant) ?? 0, gpuDemand(j)));
   for (const job of queueOrder(s, pol, queue, now)) {
     if (opts.maxJobs !== undefined && examined++ >= opts.maxJobs) break;
     if (s.running.has(job.id)) continue;
@@ -115,26 +131,36 @@ export function schedule(s: ClusterState, queue: JobRequest[], now: number, pol:
     }
     if (headBlocked && pol.backfill === 'none') break;
     const borrowing = lim.borrowing;
+    // The reservations this job must respect: a borrower's binds only its tenant and other borrowers.
+    const res = reservations.filter((r) => binds(r, job, borrowing !== undefined));
     let fit = findFit(s, live, job, pol);
-    if (fit && reservations.length && !backfillAllowed(job, fit, now, reservations, false, pol.backfillExtraNodes) && pol.backfillExtraNodes) {
+    if (fit && res.length && !backfillAllowed(job, fit, now, res, false, pol.backfillExtraNodes) && pol.backfillExtraNodes) {
       // The best spot now collides with a reservation: look again with reserved capacity taken out.
-      fit = findFit(s, viewWithHolds(s, reservations, now + planned(job), job, pol), job, pol);
+      fit = findFit(s, viewWithHolds(s, res, now + planned(job), job, pol), job, pol);
     }
     if (borrowing && !fit) {
-      // A borrower takes only capacity that is idle now: it neither preempts nor holds a reservation;
-      // it waits, as the burst limit says, for its tenant's own jobs to free enough (or for idle room).
+      // A borrower takes only capacity that is idle now: it never preempts. Without a reservation,
+      // though, a wide borrower (a whole-node NVLink job, say) waits forever behind narrow ones that
+      // keep every node partly used; so a blocked borrower that needs whole GPU nodes reserves like
+      // any job (EASY's one; conservative: up to the depth), a reservation that binds only its own
+      // tenant's jobs and other borrowers (`binds`): the lender's jobs within their limits still use,
+      // and may reclaim, that capacity, and the tenant's quotas were checked above as hard caps.
+      // Only the widest GPU demand its tenant has queued may drain: draining for whichever wide job
+      // comes first in the order leaves the widest (the LPT tail) to run last, which cost more than
+      // the fragmentation it saved (docs/placement.md, table (b)'s gap).
+      if (pol.backfill !== 'none' && wholeNodes(s, job) && gpuDemand(job) >= (widest.get(job.tenant) ?? 0) && count(true) < depthLimit() && addReservation(job, job.tenant)) continue;
       const own = checkLimits(s, { ...pol, borrowing: false }, job, now);
       const at = own.ok ? now : own.never ? Infinity : own.at;
       decisions.push({ kind: 'reserve', jobId: job.id, at, reason: 'qos-burst', price: 0, explanation: `held by the ${borrowing.limit.describe}; it may borrow idle capacity past it, and none fits it now` + (Number.isFinite(at) ? `; the tenant's running jobs free enough ${inTime(at - now)}` : '') });
       continue;
     }
     if (fit) {
-      if (reservations.length && !backfillAllowed(job, fit, now, reservations, true, pol.backfillExtraNodes)) {
-        if (pol.backfill === 'conservative' && reservations.length < pol.reservationDepth) addReservation(job);
+      if (res.length && !backfillAllowed(job, fit, now, res, true, pol.backfillExtraNodes)) {
+        if (pol.backfill === 'conservative' && count(borrowing !== undefined) < pol.reservationDepth) addReservation(job, borrowing && job.tenant);
         continue;
       }
       const p = describePlacement(s, job, fit, s.allocate(job, fit.nodes, fit.slots, now, fit.gpus));
-      const backfilled = reservations.length > 0;
+      const backfilled = res.length > 0;
       decisions.push({
         kind: 'start',
         jobId: job.id,
@@ -145,7 +171,7 @@ export function schedule(s: ClusterState, queue: JobRequest[], now: number, pol:
         ...(borrowing && { borrowed: true }),
         explanation:
           `start now on ${where(p, s, fit, pol, job)}` +
-          (backfilled ? `; backfilled: it does not delay ${reservations.map((r) => r.jobId).join(', ')}` : '') +
+          (backfilled ? `; backfilled: it does not delay ${res.map((r) => r.jobId).join(', ')}` : '') +
           (urgent(pol, job, now) ? '; deadline-urgent' : '') +
           (borrowing ? `; borrows idle capacity past the ${borrowing.limit.describe}, reclaimable by preemption` : ''),
       });
@@ -155,15 +181,15 @@ export function schedule(s: ClusterState, queue: JobRequest[], now: number, pol:
       // A job that starts by preemption passes the same backfill test as one that starts in free
       // capacity: reserved jobs keep what they need (victims' use at their start is credited back).
       let v = chooseVictims(s, job, now, pol);
-      if (v && reservations.length && !backfillAllowed(job, v.fit, now, reservations, false, pol.backfillExtraNodes, v.victims) && pol.backfillExtraNodes) {
+      if (v && res.length && !backfillAllowed(job, v.fit, now, res, false, pol.backfillExtraNodes, v.victims) && pol.backfillExtraNodes) {
         // Its best victims sit where a reservation needs room: choose again with reserved capacity taken out.
-        v = chooseVictims(s, job, now, pol, viewWithHolds(s, reservations, now + planned(job), job, pol));
+        v = chooseVictims(s, job, now, pol, viewWithHolds(s, res, now + planned(job), job, pol));
       }
-      if (v && reservations.length && !backfillAllowed(job, v.fit, now, reservations, true, pol.backfillExtraNodes, v.victims)) v = undefined;
+      if (v && res.length && !backfillAllowed(job, v.fit, now, res, true, pol.backfillExtraNodes, v.victims)) v = undefined;
       if (v) {
         for (const a of v.victims) s.release(a.job.id);
         const p = describePlacement(s, job, v.fit, s.allocate(job, v.fit.nodes, v.fit.slots, now, v.fit.gpus));
-        const spared = reservations.length ? `; it does not delay ${reservations.map((r) => r.jobId).join(', ')}` : '';
+        const spared = res.length ? `; it does not delay ${res.map((r) => r.jobId).join(', ')}` : '';
         decisions.push({ kind: 'preempt', jobId: job.id, placement: p, victims: v.victims.map((a) => a.job.id), price: priceOf(s, pol, job, v.fit), explanation: `preempt ${v.victims.map((a) => a.job.id).join(', ')} and start on ${where(p, s, v.fit, pol, job)}: ${v.why}${spared}` });
         continue;
       }
@@ -174,23 +200,44 @@ export function schedule(s: ClusterState, queue: JobRequest[], now: number, pol:
       continue;
     }
     // EASY reserves for the first blocked job only; depth 0 means no reservations at all (greedy).
-    if (reservations.length < (pol.backfill === 'easy' ? Math.min(1, pol.reservationDepth) : pol.reservationDepth)) addReservation(job);
+    // Borrowers' reservations are counted apart: they must not take the one a lender's job gets.
+    if (count(false) < depthLimit()) addReservation(job);
   }
   return decisions;
 
-  function addReservation(job: JobRequest): void {
-    const r = reserve(s, job, now, pol, reservations);
+  /** Reservations held so far by borrowers (`borrowed`) or by jobs within their limits. */
+  function count(borrowed: boolean): number {
+    let n = 0;
+    for (const r of reservations) if ((r.borrower !== undefined) === borrowed) n++;
+    return n;
+  }
+
+  function depthLimit(): number {
+    return pol.backfill === 'easy' ? Math.min(1, pol.reservationDepth) : pol.reservationDepth;
+  }
+
+  /**
+   * `borrower`: the tenant the job borrows for (its reservation then binds only that tenant and borrowers).
+   * True when it decided the job (reserved or rejected it).
+   */
+  function addReservation(job: JobRequest, borrower?: string | false): boolean {
+    // A job plans around the reservations that bind it; a borrower around all of them.
+    const r = reserve(s, job, now, pol, borrower ? reservations : reservations.filter((x) => binds(x, job, false)));
     if (!r) {
-      if (!fitsEmpty(s, job, pol)) decisions.push({ kind: 'reject', jobId: job.id, reason: 'too-large', explanation: tooLarge(s, job, pol) });
-      return;
+      if (fitsEmpty(s, job, pol)) return false; // no decision: a borrower then waits as before
+      decisions.push({ kind: 'reject', jobId: job.id, reason: 'too-large', explanation: tooLarge(s, job, pol) });
+      return true;
     }
     if (pol.deadlines && job.deadline !== undefined && r.end > job.deadline) {
       decisions.push({ kind: 'reject', jobId: job.id, reason: 'deadline', explanation: `its earliest start, ${inTime(r.at - now)}, would end ${duration(r.end - job.deadline)} after its deadline` });
-      return;
+      return true;
     }
+    if (borrower) r.borrower = borrower;
     reservations.push(r);
     const p = describePlacement(s, job, r.fit);
-    decisions.push({ kind: 'reserve', jobId: job.id, at: r.at, placement: p, reason: 'resources', price: priceOf(s, pol, job, r.fit), explanation: `reserved from t=${r.at} on ${where(p, s, r.fit, pol, job)} (running jobs end by their estimates)` });
+    const lent = borrower ? `; it borrows past its burst limit, so the reservation holds only against tenant ${borrower}'s jobs and other borrowers` : '';
+    decisions.push({ kind: 'reserve', jobId: job.id, at: r.at, placement: p, reason: 'resources', price: priceOf(s, pol, job, r.fit), explanation: `reserved from t=${r.at} on ${where(p, s, r.fit, pol, job)} (running jobs end by their estimates)${lent}` });
+    return true;
   }
 }
 

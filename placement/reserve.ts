@@ -15,6 +15,21 @@ export interface Reservation {
   spare: Map<number, { cpus: number; gpus: number; mem: number }>;
   /** The reserved job's own use per node, so later reservations can plan around it. */
   hold: Map<number, Hold>;
+  /**
+   * Set when the reserved job borrows past its burst limit: the tenant it borrows for. Such a
+   * reservation binds only that tenant's jobs and other borrowers (see `binds`), so lent capacity
+   * stays the lender's to use within its own limits.
+   */
+  borrower?: string;
+}
+
+/**
+ * Does reservation `r` constrain `job`? A borrower's reservation keeps its own tenant's and other
+ * borrowers' backfill off the nodes it is draining, but never the lending tenants' jobs that run
+ * within their limits: borrowing stays a use of idle capacity, reclaimable, not a claim on it.
+ */
+export function binds(r: Reservation, job: JobRequest, jobBorrows: boolean): boolean {
+  return r.borrower === undefined || jobBorrows || job.tenant === r.borrower;
 }
 
 function holdOf(job: JobRequest, fit: Fit) {
