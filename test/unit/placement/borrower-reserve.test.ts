@@ -1,31 +1,10 @@
 // A blocked borrower that needs whole GPU nodes, the widest its tenant has queued, reserves (EASY's one
 // per pass) so narrow backfill stops fragmenting the nodes it needs; its reservation binds only its own tenant's jobs and other borrowers, never a lender's job.
-import { ClusterState, policy, schedule, type Decision, type Inventory, type JobRequest, type PolicyConfig } from '../../../placement/index.js';
+import { ClusterState, policy, schedule, type JobRequest } from '../../../placement/index.js';
+import { borrowCluster as gpuCluster, borrowJob, startedIds as started, TWO_TENANTS as TWO } from '../../placement/fixtures.js';
 
-const gpuCluster = (nodes: number): Inventory => ({
-  sites: [{ name: 's', clusters: [{ name: 'c', partitions: [{ name: 'gpu', nodes: Array.from({ length: nodes }, (_, i) => ({ id: `n${i}`, cpus: 32, gpus: 8, memoryMB: 256_000, nvlinkDomain: `nvl${i}` })) }] }] }],
-});
-
-const gpuJob = (id: string, tenant: string, gpus: number, over: Partial<JobRequest> = {}): JobRequest => ({
-  id,
-  type: 'ai-training',
-  tenant,
-  qos: 'silver',
-  priority: 100,
-  submit: 0,
-  count: gpus,
-  per: { cpus: 2, gpus: 1, memoryMB: 1000 },
-  walltime: 5000,
-  checkpointable: true,
-  ...over,
-});
-
-const TWO: PolicyConfig['tenants'] = [
-  { name: 'a', weight: 1 },
-  { name: 'b', weight: 1 },
-];
-
-const started = (ds: Decision[]) => ds.filter((d) => d.kind === 'start' || d.kind === 'preempt').map((d) => d.jobId);
+// This file's jobs run 5,000 s unless they say otherwise.
+const gpuJob = (id: string, tenant: string, gpus: number, over: Partial<JobRequest> = {}): JobRequest => borrowJob(id, tenant, gpus, { walltime: 5000, ...over });
 
 /** Two 8-GPU nodes; tenant a (entitlement 8 GPUs, silver burst 1.0×) holds 11: 4 on n0 until t=100, 7 on n1. */
 function busy(): ClusterState {

@@ -1,32 +1,8 @@
 // Borrowing (Kueue's cohort model): idle capacity beyond a tenant's burst limit is lent to checkpointable
 // jobs and reclaimed by preemption, in the same pass, when a tenant within its limits needs it.
 import fc from 'fast-check';
-import { ClusterState, QOS_RULES, dominant, entitlement, policy, schedule, type Decision, type Inventory, type JobRequest, type PolicyConfig } from '../../../placement/index.js';
-
-const gpuCluster = (nodes: number, gpus = 8): Inventory => ({
-  sites: [{ name: 's', clusters: [{ name: 'c', partitions: [{ name: 'gpu', nodes: Array.from({ length: nodes }, (_, i) => ({ id: `n${i}`, cpus: 32, gpus, memoryMB: 256_000, nvlinkDomain: `nvl${i}` })) }] }] }],
-});
-
-const gpuJob = (id: string, tenant: string, gpus: number, over: Partial<JobRequest> = {}): JobRequest => ({
-  id,
-  type: 'ai-training',
-  tenant,
-  qos: 'silver',
-  priority: 100,
-  submit: 0,
-  count: gpus,
-  per: { cpus: 2, gpus: 1, memoryMB: 1000 },
-  walltime: 3600,
-  checkpointable: true,
-  ...over,
-});
-
-const TWO: PolicyConfig['tenants'] = [
-  { name: 'a', weight: 1 },
-  { name: 'b', weight: 1 },
-];
-
-const started = (ds: Decision[]) => ds.filter((d) => d.kind === 'start' || d.kind === 'preempt').map((d) => d.jobId);
+import { ClusterState, QOS_RULES, dominant, entitlement, policy, schedule, type JobRequest } from '../../../placement/index.js';
+import { borrowCluster as gpuCluster, borrowJob as gpuJob, startedIds as started, TWO_TENANTS as TWO } from '../../placement/fixtures.js';
 
 describe('borrowing', () => {
   test('idle capacity past the burst limit goes to checkpointable jobs, flagged and explained; not without borrowing', () => {
