@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseSwf } from '../../../cli/trace.js';
-import { printSwfFile, printSwfTable, runSwfRows, swfInventory, swfSamples } from '../../../bench/placement/swf.js';
+import { printSwfFile, printSwfTable, printVerdicts, runSwfRows, samplesAtOrBelow, swfInventory, swfSamples, VERDICTS, type SwfResult } from '../../../bench/placement/swf.js';
 import { loadSwf } from '../../../bench/placement/traces.js';
 
 /** SWF rows [id, submit, run, allocated procs, requested procs, requested time]. */
@@ -57,6 +57,26 @@ describe('bench:placement --swf', () => {
       expect(log.mock.calls.flat().join('\n')).toMatch(/Goal: Tandem default .* ≤ best engine baseline .* → bsld (PASS|FAIL), max wait (PASS|FAIL)/);
     } finally {
       log.mockRestore();
+    }
+  });
+
+  test('the verdict table counts, per sample, whether the default is at or below the best baseline in that sample', () => {
+    const row = (perSample: number[]): SwfResult => ({ name: 'r', bsld: 0, maxWait: 0, p99Wait: 0, util: 0, rejected: 0, perSample, row: { name: 'r', pol: {} as SwfResult['row']['pol'] } });
+    // Ties count as at or below; a mean below the baseline's can still lose most samples.
+    expect(samplesAtOrBelow(row([1, 5, 2, 9]), row([2, 5, 1, 1]))).toBe(2);
+    expect(samplesAtOrBelow(row([1, 1]), row([1.5, 3]))).toBe(2);
+    VERDICTS.length = 0;
+    const jobs = Array.from({ length: 20 }, (_, k) => ({ id: k + 1, submit: (k + 1) * 10, run: 100, procs: 1, reqTime: 200, user: 1 }));
+    const log = quiet();
+    try {
+      printSwfTable('busy', 'busy.swf', runSwfRows(swfSamples(jobs, { nodes: 1, perNode: 1 }), swfInventory({ nodes: 1, perNode: 1 })));
+      printVerdicts();
+      const out = log.mock.calls.flat().join('\n');
+      expect(VERDICTS[0].samples).toBe(1);
+      expect(out).toMatch(/\| busy\.swf \| [\d.]+ \| .* \| (PASS|FAIL) \| [01]\/1 \|/);
+    } finally {
+      log.mockRestore();
+      VERDICTS.length = 0;
     }
   });
 });
