@@ -73,6 +73,14 @@ export function readTrace(file: string, format?: 'swf' | 'csv', opts: { skipMalf
   return (format ?? (ext === '.csv' ? 'csv' : 'swf')) === 'csv' ? parseCsv(text, file) : parseSwf(text, { skipMalformed: opts.skipMalformed, source: file });
 }
 
+/**
+ * The most nodes a replay builds from --nodes or a header. Every node is an object and slots in the
+ * engine's state, so the size bounds memory: a one-job replay peaked at 221 MB with 200,000 nodes
+ * and 362 MB with 500,000 (this machine), and a header of 10^9 ran the process out of heap before
+ * this limit. The largest machines have about 160,000 nodes (Fugaku: 158,976).
+ */
+export const MAX_SIM_NODES = 500_000;
+
 /** The machine to replay on: a JSON/YAML inventory file, --nodes × --cpus-per-node, or the SWF header's. */
 export function machine(trace: Trace, o: SimulateOptions): { inv: Inventory; perNode: number; nodes: number } {
   if (o.inventory) {
@@ -83,6 +91,7 @@ export function machine(trace: Trace, o: SimulateOptions): { inv: Inventory; per
     return { inv, perNode: Math.min(...nodes.map((n) => n.cpus)), nodes: nodes.length };
   }
   const nodes = o.nodes ?? (trace.maxNodes || trace.maxProcs);
+  if (nodes > MAX_SIM_NODES) throw new InputError('simulate options', [{ path: o.nodes !== undefined ? '--nodes' : trace.maxNodes ? 'MaxNodes' : 'MaxProcs', message: `a machine of ${nodes.toLocaleString('en-US')} nodes is more than the ${MAX_SIM_NODES.toLocaleString('en-US')} a replay builds: give --nodes N --cpus-per-node K with fewer, larger nodes (jobs take whole nodes, so the same processors in fewer nodes replay the same widths rounded up)` }]);
   if (!nodes) throw new InputError('simulate options', [{ path: '--nodes', message: 'the trace names no machine size (no MaxNodes/MaxProcs header): give --nodes and --cpus-per-node, or --inventory' }]);
   const perNode = o.cpusPerNode ?? Math.max(1, Math.floor((trace.maxProcs || nodes) / nodes));
   const list = Array.from({ length: nodes }, (_, i) => ({ id: `n${i}`, cpus: perNode, gpus: 0, memoryMB: 1024, ibIsland: 'machine' }));
@@ -123,7 +132,11 @@ export function runSimulation(trace: Trace, o: SimulateOptions, carbonText?: str
   const window = trace.jobs.slice(o.from, o.from + o.jobs);
   if (!window.length) throw new InputError('simulate options', [{ path: '--from', message: `the trace has ${trace.jobs.length} job(s); none from ${o.from}` }]);
   const fits = window.filter((j) => Math.ceil(j.procs / perNode) <= nodes);
-  const jobs = fits.map((j) => simJob(j, fits[0].submit, perNode));
+  // Time 0 is the earliest arrival, not the first job number's: a log whose numbers are not in
+  // submit order would otherwise start before 0 (and the plot's hourly bins with it).
+  if (!fits.length) throw new InputError('simulate options', [{ path: '--nodes', message: `all ${window.length} job(s) from #${o.from} ask for more than the machine's ${nodes} node(s) × ${perNode} processor(s): give a larger machine (--nodes, --cpus-per-node or --inventory)` }]);
+  const t0 = fits.reduce((m, j) => Math.min(m, j.submit), Infinity);
+  const jobs = fits.map((j) => simJob(j, t0, perNode));
   const capacity = nodes * perNode;
   const byId = new Map(jobs.map((j) => [j.req.id, j]));
   const outcomes = o.policies.map((name) => {
@@ -258,7 +271,7 @@ export function registerSimulateCommand(program: Command): void {
     .option('--carbon-slack <x>', "a -carbon policy holds a job at most x × its requested walltime too (default 0.25)", num('--carbon-slack'))
     .option('--idle-w <watts>', 'idle power of nodes without idlePowerW (default: placement/energy.ts DEFAULT_POWER)', num('--idle-w'))
     .option('--busy-w <watts>', 'full-load power of nodes without powerW', num('--busy-w'))
-    .option('--skip-malformed', 'leave out SWF records with a field that is not a number (counted and reported) instead of stopping at the first')
+    .option('--skip-malformed', 'leave out malformed SWF records (short, a field that is not a number, a fractional count, a repeated job number), counted and reported, instead of stopping at the first')
     .option('--json', 'machine-readable output')
     .action((file: string, o: Omit<SimulateOptions, 'policies'> & { policies: string; json?: boolean; skipMalformed?: boolean }) => {
       if (o.format && o.format !== 'swf' && o.format !== 'csv') throw new InputError('simulate options', [{ path: '--format', message: `expected swf or csv, got ${JSON.stringify(o.format)}` }]);

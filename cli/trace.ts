@@ -29,6 +29,15 @@ export interface Trace {
 
 /** The SWF fields the replay reads (0-based): job, submit, run, allocated and requested processors, requested time, user. */
 const SWF_FIELDS: [number, string][] = [[0, 'job number'], [1, 'submit time'], [3, 'run time'], [4, 'allocated processors'], [7, 'requested processors'], [8, 'requested time'], [11, 'user id']];
+/** Fields that count things (a job, processors, a user): whole numbers in every SWF log. */
+const WHOLE = new Set([0, 4, 7, 11]);
+/**
+ * A number as SWF writes one: decimal, optionally signed, with a fraction or exponent. Number()
+ * alone also takes "0x10", "Infinity" and "" (as 0), none of which a log means.
+ */
+const DECIMAL = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
+/** A header's MaxNodes / MaxProcs beyond this is refused: no machine has it, and the replay would build every node. */
+export const MAX_HEADER_SIZE = 100_000_000;
 
 /**
  * SWF as RLScheduler reads it: processors = max(allocated, requested); requested time -1 → run time;
@@ -51,13 +60,22 @@ export function parseSwf(text: string, opts: { skipMalformed?: boolean; source?:
   const jobs: TraceJob[] = [];
   let unsized = 0;
   let noRequest = 0;
-  for (const line of text.split('\n')) {
+  // Where each job number was first seen: a number given twice would make two jobs one in the replay.
+  const seen = new Map<number, number>();
+  // A byte-order mark (an editor's UTF-8 save) would hide the first header line.
+  for (const line of text.replace(/^\uFEFF/, '').split('\n')) {
     lineNo++;
     if (line.startsWith(';')) {
-      const m = /^;\s*MaxProcs:\s*(\d+)/.exec(line);
-      if (m) maxProcs = Number(m[1]);
-      const n = /^;\s*MaxNodes:\s*(\d+)/.exec(line);
-      if (n) maxNodes = Number(n[1]);
+      const h = /^;\s*(MaxProcs|MaxNodes):\s*(\S*)/.exec(line);
+      // -1 is SWF's "unknown", as in any other field: no size given.
+      if (h && h[2] !== '-1') {
+        const v = Number(h[2]);
+        // Not skippable: the machine the whole replay runs on comes from here.
+        if (!/^\d+$/.test(h[2].replace(/\r$/, '')) || v > MAX_HEADER_SIZE)
+          throw new InputError('job trace', [{ path: h[1], line: lineNo, message: `must be a whole number of at most ${MAX_HEADER_SIZE.toLocaleString('en-US')}, not ${JSON.stringify(h[2])}` }], { source: opts.source ?? 'trace' });
+        if (h[1] === 'MaxProcs') maxProcs = v;
+        else maxNodes = v;
+      }
       continue;
     }
     const trimmed = line.trim();
@@ -67,11 +85,23 @@ export function parseSwf(text: string, opts: { skipMalformed?: boolean; source?:
       bad(`an SWF record has 18 fields, this one ${f.length}`);
       continue;
     }
-    const wrong = SWF_FIELDS.find(([i]) => !Number.isFinite(Number(f[i])));
+    const wrong = SWF_FIELDS.find(([i]) => !DECIMAL.test(f[i]) || !Number.isFinite(Number(f[i])));
     if (wrong) {
       bad(`field ${wrong[0] + 1} (${wrong[1]}) is not a number: ${JSON.stringify(f[wrong[0]])}`);
       continue;
     }
+    const fraction = SWF_FIELDS.find(([i]) => WHOLE.has(i) && !Number.isInteger(Number(f[i])));
+    if (fraction) {
+      bad(`field ${fraction[0] + 1} (${fraction[1]}) must be a whole number, not ${f[fraction[0]]}`);
+      continue;
+    }
+    const id = Number(f[0]);
+    const first = seen.get(id);
+    if (first !== undefined) {
+      bad(`job number ${id} was already given on line ${first}: two jobs would be replayed as one`);
+      continue;
+    }
+    seen.set(id, lineNo);
     let run = Number(f[3]);
     if (run < 0) run = 10;
     if (run <= 0) continue;
@@ -85,7 +115,7 @@ export function parseSwf(text: string, opts: { skipMalformed?: boolean; source?:
       reqTime = run;
       noRequest++;
     }
-    jobs.push({ id: Number(f[0]), submit: Number(f[1]), run, procs, reqTime, user: Number(f[11]) });
+    jobs.push({ id, submit: Number(f[1]), run, procs, reqTime, user: Number(f[11]) });
   }
   jobs.sort((a, b) => a.id - b.id);
   if (maxProcs === 0) maxProcs = maxNodes;
@@ -99,24 +129,32 @@ const CSV_COLUMNS = ['submit', 'run', 'procs'] as const;
  * req (requested time, run time when absent), user and id. Errors name the line and column.
  */
 export function parseCsv(text: string, source = 'trace'): Trace {
-  const lines = text.split('\n').map((l) => l.trim());
+  const lines = text.replace(/^\uFEFF/, '').split('\n').map((l) => l.trim());
   const head = (lines[0] ?? '').split(',').map((h) => h.trim().toLowerCase());
   for (const c of CSV_COLUMNS) if (!head.includes(c)) throw new InputError('job trace', [{ path: c, line: 1, message: `the CSV header lacks "${c}" (needs submit, run, procs; optional req, user, id)` }], { source });
   const col = (name: string) => head.indexOf(name);
   const jobs: TraceJob[] = [];
+  const seen = new Map<number, number>();
   for (let k = 1; k < lines.length; k++) {
     if (!lines[k]) continue;
     const f = lines[k].split(',');
     const num = (name: string, fallback?: number) => {
       const i = col(name);
       if (i < 0) return fallback!;
-      const v = Number(f[i]);
-      if (!Number.isFinite(v)) throw new InputError('job trace', [{ path: name, line: k + 1, message: `not a number: ${JSON.stringify(f[i] ?? '')}` }], { source });
+      const raw = (f[i] ?? '').trim();
+      // An empty cell is no number (Number('') is 0), nor is hex or Infinity.
+      const v = Number(raw);
+      if (!DECIMAL.test(raw) || !Number.isFinite(v)) throw new InputError('job trace', [{ path: name, line: k + 1, message: `not a number: ${JSON.stringify(f[i] ?? '')}` }], { source });
+      if ((name === 'procs' || name === 'id' || name === 'user') && !Number.isInteger(v)) throw new InputError('job trace', [{ path: name, line: k + 1, message: `must be a whole number, not ${raw}` }], { source });
       return v;
     };
     const run = num('run');
     if (run <= 0) continue;
-    jobs.push({ id: num('id', k), submit: num('submit'), run, procs: Math.max(1, num('procs')), reqTime: num('req', run), user: num('user', 1) });
+    const id = num('id', k);
+    const first = seen.get(id);
+    if (first !== undefined) throw new InputError('job trace', [{ path: 'id', line: k + 1, message: `job ${id} was already given on line ${first}: two jobs would be replayed as one` }], { source });
+    seen.set(id, k + 1);
+    jobs.push({ id, submit: num('submit'), run, procs: Math.max(1, num('procs')), reqTime: num('req', run), user: num('user', 1) });
   }
   return { jobs: jobs.sort((a, b) => a.submit - b.submit || a.id - b.id), maxProcs: 0, maxNodes: 0 };
 }

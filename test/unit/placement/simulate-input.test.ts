@@ -1,13 +1,13 @@
 // `tandem simulate` on bad or hostile input: a malformed SWF record is an error naming its line (or
-// counted with --skip-malformed), compressed input is bounded, jobs wider than the machine are
+// counted with --skip-malformed), so is a repeated job number or an absurd header, compressed input and the machine are bounded, jobs wider than the machine are
 // counted, the wait plot shows the tail and its legend covers no curve; the bench's published-figure
 // lookup finds gzipped traces.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { parseSwf } from '../../../cli/trace.js';
-import { plotSvg, readTrace, runSimulation } from '../../../cli/simulate.js';
+import { parseCsv, parseSwf } from '../../../cli/trace.js';
+import { MAX_SIM_NODES, plotSvg, readTrace, runSimulation } from '../../../cli/simulate.js';
 import { InputError } from '../../../contract/input-error.js';
 import { PUBLISHED } from '../../../bench/placement/swf.js';
 
@@ -33,6 +33,51 @@ describe('tandem simulate input', () => {
     const t = parseSwf(text, { skipMalformed: true });
     expect(t.jobs.map((j) => j.id)).toEqual([1, 3]);
     expect(t).toMatchObject({ malformed: 2, firstMalformed: 4 });
+  });
+
+  test('numbers SWF does not write, fractional counts and a job number given twice are errors naming the line', () => {
+    const one = (bad: string) => () => parseSwf(log([rec(1, 0, 100, 4, 600), bad]), { source: 'x.swf' });
+    // Number() takes all of these; a log means none of them.
+    for (const v of ['0x10', 'Infinity', '1e400', '+', '.']) expect(one(rec(2, 5, 100, 4, 600).replace(/^(\S+ \S+ \S+) 100 /, `$1 ${v} `))).toThrow(/line 4\): field 4 \(run time\) is not a number/);
+    expect(one(rec(2, 5, 100, 4, 600).replace(/ 4 -1 -1 4 /, ' 2.5 -1 -1 2.5 '))).toThrow(/line 4\): field 5 \(allocated processors\) must be a whole number, not 2\.5/);
+    expect(one(rec(1, 5, 100, 4, 600))).toThrow(/line 4\): job number 1 was already given on line 3/);
+    // Fractional times are numbers (converted logs have them), and --skip-malformed counts the duplicate.
+    expect(parseSwf(log([rec(1, 0.5, 100.25, 4, 600), rec(2, 1e3, 50, 4, 300)])).jobs.map((j) => j.submit)).toEqual([0.5, 1000]);
+    const t = parseSwf(log([rec(1, 0, 100, 4, 600), rec(1, 5, 100, 4, 600), rec(2, 9, 50, 4, 300)]), { skipMalformed: true });
+    expect(t.jobs.map((j) => j.submit)).toEqual([0, 9]);
+    expect(t).toMatchObject({ malformed: 1, firstMalformed: 4 });
+  });
+
+  test('a header size that is not a whole number, or no machine could have, is refused naming its line; -1 and a byte-order mark are read as SWF means them', () => {
+    for (const [hdr, shown] of [['; MaxNodes: 1e400', '"1e400"'], ['; MaxProcs: -4', '"-4"'], ['; MaxNodes: 1000000000', '"1000000000"']])
+      expect(() => parseSwf([hdr, rec(1, 0, 100, 4, 600)].join('\n'), { source: 'x.swf' })).toThrow(new RegExp(`line 1\\): must be a whole number of at most 100,000,000, not ${shown}`));
+    expect(parseSwf(['; MaxNodes: -1', '; MaxProcs: 16', rec(1, 0, 100, 4, 600)].join('\n'))).toMatchObject({ maxNodes: 0, maxProcs: 16 });
+    expect(parseSwf('\uFEFF' + log([rec(1, 0, 100, 4, 600)]))).toMatchObject({ maxNodes: 4, maxProcs: 16 });
+  });
+
+  test('a machine larger than a replay builds, or one no job fits, is refused before anything is built', () => {
+    const t = parseSwf(log([rec(1, 0, 100, 4, 600)]));
+    expect(() => runSimulation(t, { policies: ['default'], from: 0, jobs: 10, nodes: MAX_SIM_NODES + 1 })).toThrow(/--nodes: a machine of 500,001 nodes is more than the 500,000 a replay builds/);
+    expect(() => runSimulation({ ...t, maxNodes: 10_000_000 }, { policies: ['default'], from: 0, jobs: 10 })).toThrow(/MaxNodes: a machine of 10,000,000 nodes/);
+    expect(() => runSimulation(parseSwf(log([rec(1, 0, 100, 64, 600)])), { policies: ['default'], from: 0, jobs: 10 })).toThrow(/all 1 job\(s\) from #0 ask for more than the machine's 4 node\(s\) × 4 processor\(s\)/);
+  });
+
+  test('time 0 is the earliest arrival even when job numbers are not in submit order', () => {
+    // Job 1 arrives 10^15 s after job 2: measured from job 1, job 2 would arrive before 0 and the
+    // plot's hourly bins would start 10^11 bins before it (the replay never ended).
+    const { jobs, outcomes, capacity } = runSimulation(parseSwf(log([rec(1, 1e15, 100, 4, 600), rec(2, 0, 100, 4, 600)])), { policies: ['fcfs-easy'], from: 0, jobs: 10 });
+    expect(Math.min(...jobs.map((j) => j.req.submit))).toBe(0);
+    expect(outcomes[0].res.outcomes.every((o) => o.firstStart >= o.submit && o.submit >= 0)).toBe(true);
+    expect(plotSvg(outcomes, capacity, 't')).toMatch(/<svg/);
+  });
+
+  test('CSV: an empty cell, hex, a fractional count and a repeated id are errors naming line and column; a byte-order mark is not part of the header', () => {
+    const csv = (rows: string[]) => ['\uFEFFid,submit,run,procs,req', ...rows].join('\n');
+    expect(parseCsv(csv(['1,0,100,4,600', '2,5,50,2,60'])).jobs.map((j) => j.id)).toEqual([1, 2]);
+    expect(() => parseCsv(csv(['1,,100,4,600']), 'x.csv')).toThrow(/submit \(line 2\): not a number: ""/);
+    expect(() => parseCsv(csv(['1,0,0x10,4,600']), 'x.csv')).toThrow(/run \(line 2\): not a number: "0x10"/);
+    expect(() => parseCsv(csv(['1,0,100,2.5,600']), 'x.csv')).toThrow(/procs \(line 2\): must be a whole number, not 2\.5/);
+    expect(() => parseCsv(csv(['1,0,100,4,600', '1,5,100,4,600']), 'x.csv')).toThrow(/id \(line 3\): job 1 was already given on line 2/);
   });
 
   test('gzip input is decompressed up to the stated limit, then refused naming the file', () => {
