@@ -9,6 +9,7 @@
 import type { ClusterState } from './state.js';
 import { planned, type JobRequest, type PolicyConfig, type QueueOrder } from './types.js';
 import { queueOrder } from './policies.js';
+import { lastAtOrBefore } from './sorted.js';
 
 /** The candidates measured in docs/placement.md: Tandem's default order first, then the classic ones. */
 export const DYNP_ORDERS: QueueOrder[] = ['score', 'sjf', 'saf', 'f1', 'fcfs'];
@@ -48,13 +49,7 @@ class Profile {
 
   /** The index of the segment starting at t, splitting the one that holds it. */
   private split(t: number): number {
-    let lo = 0;
-    let hi = this.times.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (this.times[mid] <= t) lo = mid;
-      else hi = mid - 1;
-    }
+    const lo = lastAtOrBefore(this.times, t);
     if (this.times[lo] === t) return lo;
     this.times.splice(lo + 1, 0, t);
     this.cpu.splice(lo + 1, 0, this.cpu[lo]);

@@ -2,6 +2,7 @@
 // parses the file, cli/carbon.ts), the meter the simulator integrates them with, and the carbon-aware
 // hold the engine applies when `PolicyConfig.carbonAware` is set. Pure: no clock, no I/O.
 import type { CarbonAware, CarbonSeries, Inventory, JobRequest, NodeSpec, Placement } from './types.js';
+import { lastAtOrBefore } from './sorted.js';
 
 /**
  * Power of a node the inventory gives none for. Approximate public figures, not measurements of any
@@ -18,16 +19,9 @@ export function nodePower(n: NodeSpec): { idleW: number; busyW: number } {
   return { idleW, busyW: Math.max(idleW, busyW) };
 }
 
+/** Last k with s.t[k] <= t (0 before the first point). */
 function index(s: CarbonSeries, t: number): number {
-  // Last k with s.t[k] <= t (0 before the first point).
-  let lo = 0;
-  let hi = s.t.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (s.t[mid] <= t) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
+  return lastAtOrBefore(s.t, t);
 }
 
 /** Where t falls inside one period of a periodic series (the series' own time axis). */
