@@ -12,6 +12,7 @@ import type { BackendMap } from '../activities/runtimes.js';
 import type { WorkerSlots } from '../config/worker.js';
 import { LocalServingBackend } from '../backends/local-serving.js';
 import { lineageJobName } from '../workflows/pipeline/identity.js';
+import { errorChain, isTransientGrpc } from '../contract/error-chain.js';
 import type { JobStage } from '../workflows/pipeline/job-shape.js';
 
 let runtimeInstalled = false;
@@ -109,12 +110,27 @@ export function spec(overrides: Partial<PipelineSpecInput> & { stages?: Pipeline
   return validatePipelineSpec({ name: 'test', retry: { initialInterval: '100ms' }, ...overrides });
 }
 
+/**
+ * Polls `fn` until it gives a value. A transient gRPC answer (DEADLINE_EXCEEDED: a query no worker
+ * answered in time, because the worker process is still bundling its workflows or has just been
+ * killed; UNAVAILABLE; RESOURCE_EXHAUSTED) counts as "not yet", as the SDK's progress stream treats
+ * it; any other error ends the wait. On timeout the last transient error is named.
+ */
 export async function waitFor<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 30_000, everyMs = 100): Promise<T> {
   const deadline = Date.now() + timeoutMs;
+  let transient: unknown;
   for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    try {
+      const v = await fn();
+      if (v !== undefined && v !== false) return v;
+    } catch (e) {
+      if (!isTransientGrpc(e)) throw e;
+      transient = e;
+    }
+    if (Date.now() > deadline) {
+      const last = transient ? ` (last answer: ${errorChain(transient).map((l) => l.message).filter(Boolean).join(': ')})` : '';
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last}`);
+    }
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
