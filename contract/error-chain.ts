@@ -17,6 +17,11 @@ export function errorChain(e: unknown, depth = 5): ChainLink[] {
   return out;
 }
 
+/** The chain's messages, outermost first, each once: "Failed to connect" and what the server or TLS layer said beneath it. */
+export function chainMessages(e: unknown): string {
+  return [...new Set(errorChain(e).flatMap((l) => (l.message ? [l.message] : [])))].join(': ');
+}
+
 /** The first numeric code along the chain (a gRPC status), if any. */
 export function grpcCodeOf(e: unknown): number | undefined {
   return errorChain(e).find((l) => typeof l.code === 'number')?.code as number | undefined;

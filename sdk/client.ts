@@ -13,7 +13,7 @@ import { SA_PIPELINE, SA_TENANT } from '../contract/search-attributes.js';
 import { checkRunId } from '../contract/run-id.js';
 import { TenantPolicyError, checkTenantPolicy, parseSpecUnderPolicy, validateSpecUnderPolicy, type TenantPolicy } from '../contract/tenant-policy.js';
 import { loadTenantPolicyConfig } from '../config/worker.js';
-import { errorChain, isTransientGrpc } from '../contract/error-chain.js';
+import { chainMessages, isTransientGrpc } from '../contract/error-chain.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { loadClientConfig, loadCodecConfig, type TemporalConnection } from '../config/worker.js';
 import { clientDataConverter } from '../codec/index.js';
@@ -104,10 +104,6 @@ export async function loadPipelineSpec(path: string): Promise<PipelineSpec> {
   return parseSpecUnderPolicy(text, loadTenantPolicyConfig()?.parsed, path);
 }
 
-/** "Failed to connect" and what the server or TLS layer said beneath it (UNAUTHENTICATED, a bad certificate). */
-function causes(e: unknown): string {
-  return [...new Set(errorChain(e).flatMap((l) => (l.message ? [l.message] : [])))].join(': ');
-}
 
 export class TandemClient {
   private constructor(
@@ -152,7 +148,7 @@ export class TandemClient {
       connection = await Connection.connect({ ...conn, ...(tokens ? { apiKey: () => tokens.current() } : {}), connectTimeout: DEFAULTS.connectTimeoutMs });
     } catch (e) {
       tokens?.stop();
-      throw new Error(`cannot reach the Temporal server at ${conn.address}${conn.tls ? ' (TLS)' : ''} (${causes(e)}). Start one with \`${tandemCommand('dev')}\`, or set TEMPORAL_ADDRESS (and TEMPORAL_TLS_*, TEMPORAL_API_KEY) or a temporal.toml profile.`);
+      throw new Error(`cannot reach the Temporal server at ${conn.address}${conn.tls ? ' (TLS)' : ''} (${chainMessages(e)}). Start one with \`${tandemCommand('dev')}\`, or set TEMPORAL_ADDRESS (and TEMPORAL_TLS_*, TEMPORAL_API_KEY) or a temporal.toml profile.`);
     }
     // Tracing (observe/tracing.ts), when this process started it: a StartWorkflow span parents the run's
     // spans. The TandemPlugin adds the same interceptor itself.

@@ -12,7 +12,7 @@ import type { BackendMap } from '../activities/runtimes.js';
 import type { WorkerSlots } from '../config/worker.js';
 import { LocalServingBackend } from '../backends/local-serving.js';
 import { lineageJobName } from '../workflows/pipeline/identity.js';
-import { errorChain, isTransientGrpc } from '../contract/error-chain.js';
+import { chainMessages, isTransientGrpc } from '../contract/error-chain.js';
 import type { JobStage } from '../workflows/pipeline/job-shape.js';
 
 let runtimeInstalled = false;
@@ -128,7 +128,7 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined> 
       transient = e;
     }
     if (Date.now() > deadline) {
-      const last = transient ? ` (last answer: ${errorChain(transient).map((l) => l.message).filter(Boolean).join(': ')})` : '';
+      const last = transient ? ` (last answer: ${chainMessages(transient)})` : '';
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last}`);
     }
     await new Promise((r) => setTimeout(r, everyMs));
