@@ -13,6 +13,7 @@ import { loadCliConfig, loadClientConfig, loadObserveConfig, type ClientConfig }
 import { DEFAULTS } from '../config/defaults.js';
 import { parsePort } from './port.js';
 import { examples } from './help.js';
+import { tandemVersion } from '../config/version.js';
 
 // Start-up stays light (`tandem --help` and `--version` in well under a second): the Temporal client
 // and worker, the Kubernetes client and Ajv are imported inside the commands that use them, and the
@@ -20,10 +21,7 @@ import { examples } from './help.js';
 const sdk = () => import('../sdk/client.js');
 const devCommands = () => import('./dev.js');
 
-// The package's version: package.json is one folder up from cli/main.ts in a checkout, two from
-// dist/cli/main.js in the published package.
-const PACKAGE_JSON = new URL(import.meta.url.endsWith('.ts') ? '../package.json' : '../../package.json', import.meta.url);
-const VERSION = (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version;
+const VERSION = tandemVersion();
 
 // TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and TANDEM_TASK_QUEUE are read once, by config/worker.ts; they
 // are the defaults of the flags below (a flag wins over its variable). A bad one is reported when a
@@ -223,6 +221,14 @@ program
   .action(async () => {
     await import('../workers/main.js');
   });
+
+program
+  .command('bundle <file>')
+  .description("write the workers' workflow code, bundled, to a file: workers given it (TANDEM_WORKFLOW_BUNDLE) start polling without bundling")
+  .option('--encrypted', 'for workers with payload keys (default: whether TANDEM_CODEC_* sets keys here)')
+  .option('--tracing', 'for workers with tracing on (default: whether OTEL_* turns tracing on here)')
+  .addHelpText('after', '\nA worker refuses a bundle of another Tandem version, or one built for other payload keys or tracing, and says what to rebuild.' + examples('tandem bundle /opt/tandem/workflows.js  # then TANDEM_WORKFLOW_BUNDLE=/opt/tandem/workflows.js tandem worker', 'tandem bundle --encrypted --tracing workflows.js  # on a build machine without the keys'))
+  .action(async (file: string, o: { encrypted?: boolean; tracing?: boolean }) => (await import('./bundle.js')).runBundle(file, o));
 
 program
   .command('demo [spec]')

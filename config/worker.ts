@@ -23,6 +23,8 @@ import type { ClientCredentials } from '../backends/oidc.js';
 import { DEFAULTS, defaultsProblems } from './defaults.js';
 import { decodeKey, keyIdProblem, parseKeyring, type CodecKeys } from '../codec/keys.js';
 import { ConfigError, type ConfigIssue } from './errors.js';
+import { bundleMismatch, readBundleFlavour, type BundleFlavour } from './workflow-bundle.js';
+import { tandemVersion } from './version.js';
 
 /** TANDEM_LOCAL_ISOLATION's values (backends/local-jobs.ts `chooseIsolation`). */
 export const LOCAL_ISOLATION_MODES = ['auto', 'sandbox', 'none'] as const;
@@ -123,6 +125,8 @@ export interface WorkerConfig extends CliConfig, ClusterConfig {
   localIsolation: LocalIsolationMode;
   /** TANDEM_WORKER_*: how much work the worker takes at once (its slots and workflow cache). */
   slots: WorkerSlots;
+  /** TANDEM_WORKFLOW_BUNDLE: a prebuilt workflow bundle (`tandem bundle`), checked to fit this worker; undefined: the worker bundles at start. */
+  workflowBundle?: string;
 }
 
 export interface ToolConfig {
@@ -272,6 +276,8 @@ const workerShape = {
   // with a tenant policy); sandbox: always (jobs fail, saying why, where it does not work); none: never.
   TANDEM_LOCAL_ISOLATION: optional(z.enum(LOCAL_ISOLATION_MODES, 'must be auto, sandbox or none')),
   ...slotsShape(),
+  // A prebuilt workflow bundle (`tandem bundle <file>`): the worker starts polling without bundling.
+  TANDEM_WORKFLOW_BUNDLE: optional(existingFile()),
 };
 
 const toolShape = { TEMPORAL_CLI: optional(existingFile(true)), XDG_CACHE_HOME: optional(text) };
@@ -507,8 +513,17 @@ export function loadWorkerConfig(env: Env = process.env, opts: LoadOptions = {})
       localIsolation: v.TANDEM_LOCAL_ISOLATION ?? 'auto',
       slots: slotsConfig(v),
     };
+    out.workflowBundle = workflowBundleConfig(v.TANDEM_WORKFLOW_BUNDLE, { tandem: tandemVersion(), encrypted: !!out.codec, tracing: !!out.observe.tracing }, env, issue);
   });
   return out;
+}
+
+/** TANDEM_WORKFLOW_BUNDLE, when the bundle's header (config/workflow-bundle.ts) fits the worker it is to run in. */
+function workflowBundleConfig(file: string | undefined, wanted: BundleFlavour, env: Env, issue: (i: ConfigIssue) => void): string | undefined {
+  if (!file) return undefined;
+  const problem = bundleMismatch(readBundleFlavour(file), wanted);
+  if (problem) issue({ source: source(env, 'TANDEM_WORKFLOW_BUNDLE'), path: '', message: problem });
+  return problem ? undefined : file;
 }
 
 // ---- tenant policy (contract/tenant-policy.ts) -----------------------------------------------------

@@ -6,8 +6,8 @@
 // states, phases, activity types — never a workflow id, run id, job id or path (those are in the logs).
 // Values outside a known set are folded into "other" by `bounded()`, so a misbehaving caller cannot
 // grow a series per run.
-import { readFileSync } from 'node:fs';
 import { Counter, Gauge, Histogram, Registry, Summary, collectDefaultMetrics } from 'prom-client';
+import { tandemVersion } from '../config/version.js';
 
 export const registry = new Registry();
 // Node's own process metrics (CPU, memory, event-loop lag, GC) under the same endpoint.
@@ -109,22 +109,9 @@ export const stagesRunning = new Gauge({
   },
 });
 
-/** Tandem's version: package.json is one folder up from observe/ in a checkout, two from dist/observe/. */
-function packageVersion(): string {
-  for (const rel of ['../package.json', '../../package.json']) {
-    try {
-      const p = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
-      if (p.name === 'tandem' && p.version) return p.version;
-    } catch {
-      // not this layout
-    }
-  }
-  return 'unknown';
-}
-
 /** `tandem_build_info{version, node} 1`: which Tandem and Node a worker runs, to join on in dashboards. */
 export const buildInfo = gauge('tandem_build_info', 'Always 1; the labels say which Tandem version and Node.js version this process runs.', ['version', 'node']);
-buildInfo.set({ version: packageVersion(), node: process.versions.node }, 1);
+buildInfo.set({ version: tandemVersion(), node: process.versions.node }, 1);
 
 export type TandemMetrics = typeof metrics;
 

@@ -1,6 +1,7 @@
 // `npm run worker`: a long-running Tandem worker, configured from the environment by
 // config/worker.ts (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TANDEM_TASK_QUEUE, TANDEM_HOME, Slurm through
-// TANDEM_SLURM_API, TANDEM_SITES_FILE, TANDEM_QUOTAS_FILE, Kubernetes, migration sites; see
+// TANDEM_SLURM_API, TANDEM_SITES_FILE, TANDEM_QUOTAS_FILE, Kubernetes, migration sites, a prebuilt
+// workflow bundle (TANDEM_WORKFLOW_BUNDLE, `tandem bundle`: no bundling at start); see
 // docs/configuration.md). A bad configuration is reported all at once, without a stack trace.
 import { Runtime } from '@temporalio/worker';
 import { createTandemWorker } from './worker.js';
@@ -39,7 +40,7 @@ const { address, home } = config;
 // failover sites, quotas, the tenant policy: the activity options a TandemPlugin builds from the same configuration.
 const activityOptions = activityOptionsFromConfig(config);
 const { recoverySites = [], quotas } = activityOptions;
-const { worker, connection } = await createTandemWorker({ ...activityOptions, address, connection: config.connection, oidc: config.oidc, namespace: config.namespace, taskQueue: config.taskQueue, tracing, slots: config.slots });
+const { worker, connection } = await createTandemWorker({ ...activityOptions, address, connection: config.connection, oidc: config.oidc, namespace: config.namespace, taskQueue: config.taskQueue, tracing, slots: config.slots, workflowBundle: config.workflowBundle ? { codePath: config.workflowBundle } : undefined });
 announce(`tandem worker: polling task queue "${worker.options.taskQueue}" on ${address}, local runtime state in ${home}${recoverySites.length ? `, failover sites ${recoverySites.map((s) => s.name).join(', ')}` : ''}${quotas ? `, quotas at ${Object.keys(quotas.quotas).join(', ')}` : ''}${config.tenantPolicy ? `, tenant policy ${config.tenantPolicy.file}` : ''}`);
 try {
   await worker.run();
