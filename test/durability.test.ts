@@ -9,14 +9,14 @@ import { LocalJobBackend } from '../backends/local-jobs.js';
 import { LocalServingBackend } from '../backends/local-serving.js';
 import { isAlive } from '../backends/proc.js';
 import { TandemClient } from '../sdk/client.js';
-import { address, jobNameOf, spec, tempDir, uniqueQueue, waitFor } from './helpers.js';
+import { address, jobNameOf, spec, tempDir, uniqueQueue, waitFor, workerBundleFile } from './helpers.js';
 
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
-function startWorkerProcess(home: string, taskQueue: string): ChildProcess {
+function startWorkerProcess(home: string, taskQueue: string, bundle: string): ChildProcess {
   // node --import tsx (one process, not the tsx CLI's parent + child) so SIGKILL hits the worker itself.
   const child = spawn(process.execPath, ['--import', TSX, 'workers/main.ts'], {
-    env: { ...process.env, TEMPORAL_ADDRESS: address(), TANDEM_HOME: home, TANDEM_TASK_QUEUE: taskQueue, NODE_OPTIONS: '' },
+    env: { ...process.env, TEMPORAL_ADDRESS: address(), TANDEM_HOME: home, TANDEM_TASK_QUEUE: taskQueue, TANDEM_WORKFLOW_BUNDLE: bundle, NODE_OPTIONS: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stderr!.on('data', (d: Buffer) => process.env.TANDEM_TEST_VERBOSE && process.stderr.write(d));
@@ -43,7 +43,9 @@ describe('worker crash during training', () => {
     let w1: ChildProcess | undefined;
     let w2: ChildProcess | undefined;
     try {
-      w1 = startWorkerProcess(home, queue);
+      // The bundle `tandem bundle` writes: the worker polls within seconds, not after bundling.
+      const bundle = await workerBundleFile();
+      w1 = startWorkerProcess(home, queue, bundle);
       const h = await tandem.launch(trainSpec(), { id, tuning });
       const trainJob = await jobNameOf(h.workflow, 'train', 1);
       await waitFor('training past its second checkpoint', async () => ((await jobs.status(trainJob).catch(() => undefined))?.progress?.step ?? 0) >= 25 || undefined, 60_000);
@@ -52,7 +54,7 @@ describe('worker crash during training', () => {
       await killed(w1);
       if (alsoKillTraining) process.kill(-trainPid, 'SIGKILL'); // the node went down with the worker
       else expect(isAlive(trainPid, undefined)).toBe(true); // the job outlives its worker
-      w2 = startWorkerProcess(home, queue);
+      w2 = startWorkerProcess(home, queue, bundle);
       const result = await h.result();
       const lineage = readFileSync(join(runDirs(home, id).checkpoints, 'lineage.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Lineage);
       return { timeline: await h.timeline(), result, lineage, names: [trainJob, await jobNameOf(h.workflow, 'train', 2)] };

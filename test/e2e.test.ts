@@ -51,7 +51,9 @@ describe('local runtime end to end', () => {
       for (const d of new LocalServingBackend(home).list()) await new LocalServingBackend(home).undeploy(d.name);
       await w.stop();
     }
-  });
+    // Real 2,000-step training, a real model server and a real completion: 28 s on a quiet machine,
+    // more than jest's 120 s default on CI's loaded 2 cores (stop 38).
+  }, 300_000);
 
   test('cancelling during training stops the training process and records the compensation', async () => {
     const home = tempDir('e2e');

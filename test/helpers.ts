@@ -1,10 +1,11 @@
 // Shared test plumbing: the run's Temporal server, a per-file workflow bundle, and workers.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime, type Worker, type WorkflowBundle } from '@temporalio/worker';
-import { bundleWorkflows, createTandemWorker } from '../workers/worker.js';
+import { createTandemWorker } from '../workers/worker.js';
+import { workerBundleFlavour, writePrebuiltBundle } from '../workers/prebuilt-bundle.js';
 import { TandemClient } from '../sdk/client.js';
 import { validatePipelineSpec } from '../contract/parse.js';
 import type { PipelineSpec, PipelineSpecInput } from '../contract/pipeline.js';
@@ -37,26 +38,68 @@ export function tempDir(prefix: string): string {
 }
 
 /**
- * A workflow bundle built once for the whole test run and shared by every file and jest worker (each
- * build is ~3 s of CPU; the run's files asked for one each). Kept in the run's directory under `name`:
- * the first file to need it builds and writes it, the others read it. Outside jest's global setup
+ * A file built once for the whole test run and shared by every file and jest worker, kept in the run's
+ * directory under `name`. The first to need it takes a lock and builds it; the others wait for the file
+ * (without the lock, every jest worker built its own at once at the start of the run: measured on
+ * 2 cores, 4 concurrent bundle builds of 11-14 s each, while the first suites ran). A builder that dies
+ * leaves its lock, and the waiters then build it themselves after `staleMs`.
+ */
+async function sharedFile(name: string, build: (file: string) => Promise<void>, staleMs = 180_000): Promise<string> {
+  const dir = join(process.env.TANDEM_TEST_DIR!, 'bundles');
+  const file = join(dir, name);
+  if (existsSync(file)) return file;
+  mkdirSync(dir, { recursive: true });
+  const lock = `${file}.lock`;
+  const deadline = Date.now() + staleMs;
+  for (;;) {
+    try {
+      writeFileSync(lock, String(process.pid), { flag: 'wx' });
+      break; // ours: build it
+    } catch {
+      if (existsSync(file)) return file;
+      if (Date.now() > deadline) break; // its builder is gone: build it ourselves
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  try {
+    if (!existsSync(file)) await build(file);
+  } finally {
+    rmSync(lock, { force: true });
+  }
+  return file;
+}
+
+/**
+ * A workflow bundle built once for the whole test run (see sharedFile). Outside jest's global setup
  * (no run directory) it is built each time.
  */
 export async function sharedBundle(name: string, make: () => Promise<WorkflowBundle>): Promise<WorkflowBundle> {
-  const dir = process.env.TANDEM_TEST_DIR;
-  if (!dir) return make();
-  const file = join(dir, 'bundles', `${name}.js`);
-  if (existsSync(file)) return { code: readFileSync(file, 'utf8') };
-  const { code } = await make();
-  mkdirSync(join(dir, 'bundles'), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, code);
-  renameSync(tmp, file); // atomic: a reader sees the whole bundle or none
-  return { code };
+  if (!process.env.TANDEM_TEST_DIR) return make();
+  const file = await sharedFile(`${name}.js`, async (f) => {
+    const { code } = await make();
+    const tmp = `${f}.${process.pid}.tmp`;
+    writeFileSync(tmp, code);
+    renameSync(tmp, f); // atomic: a reader sees the whole bundle or none
+  });
+  return { code: readFileSync(file, 'utf8') };
+}
+
+/**
+ * The bundle a worker without payload keys or tracing runs, as `tandem bundle` writes it (its header
+ * line included), once for the run: the in-process workers' bundle, and the TANDEM_WORKFLOW_BUNDLE of
+ * the worker processes the suites spawn (each would otherwise bundle at its start: 11 s of CPU on a
+ * quiet machine, more than 60 s on CI's loaded 2 cores, where a durability suite timed out waiting).
+ */
+export async function workerBundleFile(): Promise<string> {
+  const write = (f: string) => writePrebuiltBundle(f, workerBundleFlavour({ encrypted: false, tracing: false })).then(() => undefined);
+  if (process.env.TANDEM_TEST_DIR) return sharedFile('tandem-worker.js', write);
+  const f = join(mkdtempSync(join('/tmp', 'tandem-bundle-')), 'tandem-worker.js');
+  await write(f);
+  return f;
 }
 
 let bundle: Promise<WorkflowBundle> | undefined;
-export const workflowBundle = () => (bundle ??= sharedBundle('tandem', () => bundleWorkflows()));
+export const workflowBundle = () => (bundle ??= workerBundleFile().then((f) => ({ code: readFileSync(f, 'utf8') })));
 
 export const uniqueQueue = (name: string) => `${name}-${randomBytes(4).toString('hex')}`;
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { MigrationPlanSchema, type MigrationPlanInput, type SiteSnapshot } from '../../contract/migration.js';
 import { approveSignal, migrationStatusQuery, rollbackUpdate, stagedMigration } from '../../workflows/migration.js';
-import { address, startWorker, tempDir, uniqueQueue, waitFor } from '../helpers.js';
+import { address, startWorker, tempDir, uniqueQueue, waitFor, workerBundleFile } from '../helpers.js';
 import { useMigrationSite } from './slurm-site.js';
 
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -98,8 +98,9 @@ describe('staged migration on real Slurm', () => {
   test('worker killed mid-phase: a new worker resumes and no node is moved twice', async () => {
     const home = tempDir('mig-home');
     const taskQueue = uniqueQueue('mig-kill');
+    const bundle = await workerBundleFile(); // the worker polls within seconds, not after bundling
     const startProc = (): ChildProcess =>
-      spawn(process.execPath, ['--import', TSX, 'workers/main.ts'], { env: { ...process.env, ...sites(), TEMPORAL_ADDRESS: address(), TANDEM_HOME: home, TANDEM_TASK_QUEUE: taskQueue, NODE_OPTIONS: '' }, stdio: 'ignore' });
+      spawn(process.execPath, ['--import', TSX, 'workers/main.ts'], { env: { ...process.env, ...sites(), TEMPORAL_ADDRESS: address(), TANDEM_HOME: home, TANDEM_TASK_QUEUE: taskQueue, TANDEM_WORKFLOW_BUNDLE: bundle, NODE_OPTIONS: '' }, stdio: 'ignore' });
     let w1: ChildProcess | undefined = startProc();
     let w2: ChildProcess | undefined;
     const h = await bed.client.workflow.start(stagedMigration, { taskQueue, workflowId: uniqueQueue('mig-kill'), args: [{ plan: plan({ requireApproval: true }) }] });

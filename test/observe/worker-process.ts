@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { address, stopLocalDeployments, waitFor } from '../helpers.js';
+import { address, stopLocalDeployments, waitFor, workerBundleFile } from '../helpers.js';
 
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
@@ -20,8 +20,11 @@ export interface WorkerProcess {
 export async function startWorkerProcess(env: Record<string, string>): Promise<WorkerProcess> {
   // The runner's environment without its own OTEL_* and TANDEM_* settings: only the test's count.
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OTEL_') && !(k.startsWith('TANDEM_') && !k.startsWith('TANDEM_TEST_'))));
+  // The run's prebuilt bundle (no bundling at start) where it fits: a worker without payload keys or tracing.
+  const fits = !Object.keys(env).some((k) => k.startsWith('OTEL_') || k.startsWith('TANDEM_CODEC_'));
+  const bundle = fits ? { TANDEM_WORKFLOW_BUNDLE: await workerBundleFile() } : {};
   const child = spawn(process.execPath, ['--import', TSX, 'workers/main.ts'], {
-    env: { ...inherited, NODE_OPTIONS: '', TEMPORAL_ADDRESS: address(), ...env },
+    env: { ...inherited, NODE_OPTIONS: '', TEMPORAL_ADDRESS: address(), ...bundle, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const out: string[] = [];
