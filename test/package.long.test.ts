@@ -3,7 +3,7 @@
 // From there: the `tandem` bin, the SDK imported from TypeScript (the consumer's own `tsc --strict`,
 // nodenext resolution) and from plain JavaScript, and the demo pipeline run by a worker made from the
 // installed package against the test's Temporal dev server, with the plugin's progress, /metrics, `runs replay`
-// and `tandem worker` from the bin. `npm run test:consumer`; about 1.5 minutes (a build, an install).
+// and `tandem bundle` + `tandem worker` from the bin. `npm run test:consumer`; about 1.5 minutes (a build, an install).
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -105,9 +105,20 @@ export async function embed(): Promise<Worker> {
   expect(diagnostics.filter((l) => !/^node_modules\/@temporalio\//.test(l))).toEqual([]);
 }, 240_000);
 
-test('`tandem worker` from the bin polls its task queue with the configuration of `npm run worker`, and stops on SIGTERM', async () => {
+test('`tandem bundle` from the bin writes the workflow bundle; `tandem worker` given it polls with the configuration of `npm run worker` and stops on SIGTERM; a worker it does not fit refuses it', async () => {
+  const bin = join(consumer, 'node_modules/.bin/tandem');
+  const bundle = join(tempDir('bin-bundle'), 'workflows.js');
+  const built = await sh(bin, ['bundle', bundle], consumer);
+  expect(built.stdout).toContain(`wrote ${bundle}`);
+  expect(built.stdout).toContain(`Tandem ${VERSION}, for workers without payload keys, tracing off`);
+  expect(readFileSync(bundle, 'utf8').split('\n', 1)[0]).toBe(`// tandem-workflow-bundle {"tandem":"${VERSION}","encrypted":false,"tracing":false}`);
+  // A worker with payload keys: the bundle lacks the encrypting failure converter, so it is refused before connecting.
+  const keyed = await run(bin, ['worker'], { cwd: consumer, timeout: 60_000, env: { ...process.env, NODE_OPTIONS: '', TEMPORAL_ADDRESS: address(), TANDEM_WORKFLOW_BUNDLE: bundle, TANDEM_CODEC_KEY: Buffer.alloc(32, 7).toString('base64'), TANDEM_CODEC_KEY_ID: 'k1' } }).then(() => undefined, (e: { code?: number; stderr?: string; stdout?: string }) => e);
+  expect(keyed?.code).toBe(2);
+  expect(keyed?.stderr).toMatch(/TANDEM_WORKFLOW_BUNDLE=.*built for a worker without payload keys, and this worker has keys/);
+  expect(keyed?.stderr).not.toMatch(/\n\s+at /); // no stack trace
   const taskQueue = uniqueQueue('bin-worker');
-  const child = spawn(join(consumer, 'node_modules/.bin/tandem'), ['worker'], { cwd: consumer, env: { ...process.env, NODE_OPTIONS: '', TEMPORAL_ADDRESS: address(), TANDEM_TASK_QUEUE: taskQueue, TANDEM_HOME: tempDir('bin-worker') }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(bin, ['worker'], { cwd: consumer, env: { ...process.env, NODE_OPTIONS: '', TEMPORAL_ADDRESS: address(), TANDEM_TASK_QUEUE: taskQueue, TANDEM_HOME: tempDir('bin-worker'), TANDEM_WORKFLOW_BUNDLE: bundle }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
