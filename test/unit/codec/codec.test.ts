@@ -9,7 +9,7 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { AesGcmCodec, CodecError, ENCODING_ENCRYPTED, METADATA_KEY_ID, codecDataConverter } from '../../../codec/index.js';
 import { parseKeyring } from '../../../codec/keys.js';
 import { loadCodecConfig, loadCodecServerConfig, loadWorkerConfig } from '../../../config/worker.js';
-import { ConfigError } from '../../../config/errors.js';
+import { configError } from '../config-error.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tandem-codec-'));
 const keyring = (name: string, text: string, mode = 0o600) => {
@@ -23,16 +23,6 @@ const b64 = (b: Buffer) => b.toString('base64');
 const utf8 = (b: Uint8Array | null | undefined) => Buffer.from(b ?? []).toString('utf8');
 const SECRET_SPEC = { name: 'p', env: { HF_TOKEN: 'hf_secret_value_123' } };
 const plain = (): Payload => defaultPayloadConverter.toPayload(SECRET_SPEC)!;
-
-function configError(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ConfigError) return e;
-    throw e;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 describe('AesGcmCodec', () => {
   test('encrypts the whole payload, names the key id, and decrypts it back exactly', async () => {

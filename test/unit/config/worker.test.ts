@@ -4,9 +4,9 @@ import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CONFIG_VARIABLES, loadCliConfig, loadClientConfig, loadClusterConfig, loadToolConfig, loadWorkerConfig } from '../../../config/worker.js';
-import { ConfigError } from '../../../config/errors.js';
 import { DEFAULTS } from '../../../config/defaults.js';
 import { InputError } from '../../../contract/input-error.js';
+import { configError } from '../config-error.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tandem-config-'));
 const file = (name: string, text: string) => {
@@ -28,17 +28,6 @@ const SITES = `sites:
     workDir: /scratch/lugano
 `;
 const QUOTAS = 'quotas:\n  zurich:\n    acme: {gpus: 4}\n';
-
-/** The ConfigError `fn` throws (fails the test when it throws nothing or something else). */
-function configError(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ConfigError) return e;
-    throw e;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 describe('defaults', () => {
   test('an empty environment gives every default', () => {

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { bundleHeader, bundleMismatch, readBundleFlavour, type BundleFlavour } from '../../../config/workflow-bundle.js';
 import { loadWorkerConfig } from '../../../config/worker.js';
-import { ConfigError } from '../../../config/errors.js';
 import { tandemVersion } from '../../../config/version.js';
+import { configError } from '../config-error.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tandem-bundle-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -17,16 +17,6 @@ const bundleFile = (name: string, head: string) => {
   return p;
 };
 const plain: BundleFlavour = { tandem: tandemVersion(), encrypted: false, tracing: false };
-
-function configError(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ConfigError) return e;
-    throw e;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 describe('the bundle header', () => {
   test('round trip: what the header says is what is read back, and the header is a JavaScript comment', () => {
