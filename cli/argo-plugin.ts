@@ -1,11 +1,12 @@
 // `tandem argo executor-plugin serve`: Tandem as an Argo Workflows executor plugin, the sidecar of
 // Argo's agent pod (templates/argo/executor-plugin/). Kept out of cli/argo.ts so the HTTP server and
 // the Temporal client load only when this command runs.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import { parsePort } from './port.js';
 import { parseDuration } from '../contract/duration.js';
 import { DEFAULTS } from '../config/defaults.js';
+import { readInput, readProblem, TOKEN_FILE_BYTES } from '../config/input-file.js';
 
 /** Where Argo's agent pod mounts the token it sends as `Authorization: Bearer …`. */
 export const ARGO_TOKEN_FILE = '/var/run/argo/token';
@@ -25,9 +26,9 @@ const fmt = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000}m` : `${ms / 100
 function readToken(file: string): string {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readInput(file, TOKEN_FILE_BYTES).toString('utf8');
   } catch (e) {
-    throw new Error(`--token-file ${file}: cannot read the agent's token (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new Error(`--token-file ${file}: cannot read the agent's token (${readProblem(e)})`);
   }
   const token = text.trim();
   if (!token) throw new Error(`--token-file ${file} is empty: no request could be authenticated`);

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The `tandem` command line: run pipelines, follow them, inspect and cancel them, and start a local
 // Temporal dev server with a worker for development.
-import { readFileSync } from 'node:fs';
+import { readInput } from '../config/input-file.js';
+import { MAX_TEXT_BYTES } from '../contract/limits.js';
 import { Command, Option } from 'commander';
 import { printError } from './errors.js';
 import type { TandemClient } from '../sdk/client.js';
@@ -92,7 +93,7 @@ const connect = async (): Promise<TandemClient> => {
 function refuseArgo(path: string): void {
   let text = '';
   try {
-    text = readFileSync(path, 'utf8');
+    text = readInput(path, MAX_TEXT_BYTES).toString('utf8');
   } catch {
     return; // loadPipelineSpec says what is wrong with the path
   }

@@ -3,12 +3,14 @@
 // under the chosen policies in the trace-driven simulator (placement/simulate.ts: the same engine the
 // workers decide with), prints the comparison table and writes an SVG plot: utilisation over time
 // and the wait-time distribution of each policy.
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { extname } from 'node:path';
 import type { Command } from 'commander';
-import { parse as parseYaml } from 'yaml';
 import { InputError } from '../contract/input-error.js';
+import { MAX_TEXT_BYTES } from '../contract/limits.js';
+import { parseInventory } from './inventory-file.js';
+import { FileTooLarge, readInput, readProblem } from '../config/input-file.js';
 import { DYNP_ORDERS, policy, type CarbonSeries, type Inventory, type JobRequest, type PolicyConfig } from '../placement/index.js';
 import { simulate, type SimJob, type SimResult } from '../placement/simulate.js';
 import { parseCsv, parseSwf, type Trace, type TraceJob } from './trace.js';
@@ -53,17 +55,35 @@ export interface SimulateOptions {
 /** The most a trace may hold once decompressed (500 MiB, below the longest string V8 makes, 2^29 - 24 characters): beyond it, an error rather than memory without bound. */
 export const MAX_TRACE_BYTES = 500 * 2 ** 20;
 
-/** A trace file's text: gzip (by its magic bytes) decompressed up to `limit` bytes, then an error naming the file. */
+/**
+ * A trace file's text: gzip (by its magic bytes) decompressed up to `limit` bytes, then an error naming
+ * the file. The file itself is read up to `limit` too (readInput), so a pipe (`<(zcat a.swf.gz)`) works
+ * and a device that never ends (`/dev/zero`) is an error, not memory without bound.
+ */
 export function traceText(file: string, limit = MAX_TRACE_BYTES): string {
   const tooBig = () => new InputError('job trace', [{ path: 'file', message: `holds more than ${Math.round(limit / 2 ** 20)} MiB of trace once decompressed: replay a part of it (zcat FILE | head -n N > part.swf)` }], { source: file });
-  if (statSync(file).size > limit) throw tooBig();
-  const raw = readFileSync(file);
+  let raw: Buffer;
+  try {
+    raw = readInput(file, limit);
+  } catch (e) {
+    if (e instanceof FileTooLarge) throw tooBig();
+    throw new InputError('job trace', [{ path: 'file', message: `cannot be read: ${readProblem(e)}` }], { source: file });
+  }
   if (!(raw[0] === 0x1f && raw[1] === 0x8b)) return raw.toString('utf8');
   try {
     return gunzipSync(raw, { maxOutputLength: limit }).toString('utf8');
   } catch (e) {
     if ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || e instanceof RangeError) throw tooBig();
     throw new InputError('job trace', [{ path: 'file', message: `is not a readable gzip file: ${(e as Error).message}` }], { source: file });
+  }
+}
+
+/** The text of an inventory or carbon file, at most MAX_TEXT_BYTES; errors name the file and why. */
+function inputText(file: string, what: string): string {
+  try {
+    return readInput(file, MAX_TEXT_BYTES).toString('utf8');
+  } catch (e) {
+    throw new InputError(what, [{ path: 'file', message: `cannot be read: ${readProblem(e)}` }], { source: file });
   }
 }
 
@@ -84,10 +104,8 @@ export const MAX_SIM_NODES = 500_000;
 /** The machine to replay on: a JSON/YAML inventory file, --nodes × --cpus-per-node, or the SWF header's. */
 export function machine(trace: Trace, o: SimulateOptions): { inv: Inventory; perNode: number; nodes: number } {
   if (o.inventory) {
-    const inv = parseYaml(readFileSync(o.inventory, 'utf8')) as Inventory;
-    if (!inv || !Array.isArray(inv.sites) || !inv.sites.length) throw new InputError('inventory', [{ path: 'sites', message: 'expected `sites: [{ name, clusters: [{ name, partitions: [{ name, nodes: [{ id, cpus, gpus, memoryMB }] }] }] }]`' }], { source: o.inventory });
+    const inv = parseInventory(inputText(o.inventory, 'inventory'), o.inventory, MAX_SIM_NODES);
     const nodes = inv.sites.flatMap((s) => s.clusters.flatMap((c) => c.partitions.flatMap((p) => p.nodes)));
-    if (!nodes.length) throw new InputError('inventory', [{ path: 'sites', message: 'no nodes' }], { source: o.inventory });
     return { inv, perNode: Math.min(...nodes.map((n) => n.cpus)), nodes: nodes.length };
   }
   const nodes = o.nodes ?? (trace.maxNodes || trace.maxProcs);
@@ -125,11 +143,16 @@ function policyFor(name: string, o: SimulateOptions, series: CarbonSeries | unde
 }
 
 export function runSimulation(trace: Trace, o: SimulateOptions, carbonText?: string): { outcomes: PolicyOutcome[]; jobs: SimJob[]; capacity: number; skipped: number } {
-  const series = o.carbon !== undefined ? alignSeries(parseCarbonCsv(carbonText ?? readFileSync(o.carbon, 'utf8'), o.carbon)) : undefined;
+  const series = o.carbon !== undefined ? alignSeries(parseCarbonCsv(carbonText ?? inputText(o.carbon, 'carbon series'), o.carbon)) : undefined;
   for (const p of o.policies) if (!policyFor(p, o, series)) throw new InputError('simulate options', [{ path: '--policies', message: p.endsWith('-carbon') && !series ? `"${p}" needs --carbon FILE (a carbon-intensity series)` : `unknown policy "${p}" (one of ${Object.keys(SIM_POLICIES).join(', ')}; with --carbon, any of them + "-carbon")` }]);
   const { inv: bare, perNode, nodes } = machine(trace, o);
   const inv = withPower(bare, o);
   const window = trace.jobs.slice(o.from, o.from + o.jobs);
+  if (!trace.jobs.length) {
+    // Not --from's fault: say what the file held instead (an empty file, only comments, only jobs that never ran).
+    const left = [trace.unsized && `${trace.unsized} without a processor count`, trace.malformed && `${trace.malformed} malformed (--skip-malformed)`].filter(Boolean);
+    throw new InputError('job trace', [{ path: 'file', message: `the trace holds no job to replay${left.length ? ` (records left out: ${left.join(', ')})` : ': no record with a run time above 0'}` }]);
+  }
   if (!window.length) throw new InputError('simulate options', [{ path: '--from', message: `the trace has ${trace.jobs.length} job(s); none from ${o.from}` }]);
   const fits = window.filter((j) => Math.ceil(j.procs / perNode) <= nodes);
   // Time 0 is the earliest arrival, not the first job number's: a log whose numbers are not in

@@ -1,7 +1,7 @@
 // `tandem ui`: serve Tandem's read-only web view (ui/server.ts) until Ctrl-C. Light at import: the
 // server and the clients load when the command runs.
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readInput, readProblem, TOKEN_FILE_BYTES } from '../config/input-file.js';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { DEFAULTS } from '../config/defaults.js';
@@ -9,6 +9,15 @@ import { InputError } from '../contract/input-error.js';
 import { parsePort } from './port.js';
 import type { Connectors } from './connectors.js';
 import { examples } from './help.js';
+
+/** The token the server requires: the first line of --token-file (an error names the file and why). */
+function tokenLine(file: string): string {
+  try {
+    return readInput(file, TOKEN_FILE_BYTES).toString('utf8').split('\n')[0]!.trim();
+  } catch (e) {
+    throw new InputError('option', [{ path: '--token-file', message: `${file}: ${readProblem(e)}` }]);
+  }
+}
 
 export function registerUiCommand(program: Command, c: Connectors): void {
   program
@@ -25,7 +34,7 @@ export function registerUiCommand(program: Command, c: Connectors): void {
       const loopback = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/.test(o.host);
       if (!o.auth && !loopback) throw new InputError('option', [{ path: '--no-auth', message: `only with a loopback --host, not ${o.host}` }]);
       if (!o.auth && o.tokenFile) throw new InputError('option', [{ path: '--no-auth', message: 'and --token-file contradict each other' }]);
-      const fromFile = o.tokenFile ? readFileSync(o.tokenFile, 'utf8').split('\n')[0]!.trim() : undefined;
+      const fromFile = o.tokenFile ? tokenLine(o.tokenFile) : undefined;
       if (o.tokenFile && !fromFile) throw new InputError('option', [{ path: '--token-file', message: `${o.tokenFile} is empty` }]);
       // Authenticated by default: a token made up for this run, handed over in the printed URL.
       const token = o.auth ? (fromFile ?? randomBytes(24).toString('base64url')) : undefined;

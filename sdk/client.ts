@@ -2,7 +2,6 @@
 // boundary, before any workflow starts.
 import { tandemCommand } from './command-hint.js';
 import { Client, Connection, WorkflowNotFoundError, type ClientPlugin, type TLSConfig, type WorkflowHandle } from '@temporalio/client';
-import { readFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { DEADLINE_COMPENSATION_MARGIN_MS, type PipelineSpec, type PipelineSpecInput, type StageName } from '../contract/pipeline.js';
 import type { JobProgress } from '../contract/outcome.js';
@@ -15,6 +14,8 @@ import { TenantPolicyError, checkTenantPolicy, parseSpecUnderPolicy, validateSpe
 import { loadTenantPolicyConfig } from '../config/worker.js';
 import { chainMessages, isTransientGrpc } from '../contract/error-chain.js';
 import { DEFAULTS } from '../config/defaults.js';
+import { readInputAsync, readProblem } from '../config/input-file.js';
+import { MAX_TEXT_BYTES } from '../contract/limits.js';
 import { loadClientConfig, loadCodecConfig, type TemporalConnection } from '../config/worker.js';
 import { clientDataConverter } from '../codec/index.js';
 import type { DataConverter } from '@temporalio/common';
@@ -96,9 +97,9 @@ export type ProgressEvent =
 export async function loadPipelineSpec(path: string): Promise<PipelineSpec> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = (await readInputAsync(path, MAX_TEXT_BYTES)).toString('utf8');
   } catch (e) {
-    throw new Error(`cannot read spec ${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+    throw new Error(`cannot read spec ${path}: ${readProblem(e)}`);
   }
   // Variables the spec's deny-list refuses pass when TANDEM_TENANT_POLICY lets the spec's tenant set them.
   return parseSpecUnderPolicy(text, loadTenantPolicyConfig()?.parsed, path);

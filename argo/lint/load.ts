@@ -1,10 +1,10 @@
 // Loading Argo YAML: every document of a file is parsed with its line positions kept, so each later
 // error (schema or semantic) can name `templates.<name>…` and the YAML line it comes from.
-import { readFileSync } from 'node:fs';
+import { readInput, readProblem } from '../../config/input-file.js';
 import { LineCounter, parseAllDocuments, isAlias, isCollection, isMap, isNode, isScalar, visit, type Document } from 'yaml';
 import { InputError, formatIssue, formatIssues, type InputIssue } from '../../contract/input-error.js';
 import { keyProblems } from '../../contract/parse.js';
-import { yamlLimitProblem } from '../../contract/limits.js';
+import { MAX_TEXT_BYTES, yamlLimitProblem } from '../../contract/limits.js';
 
 export { formatIssue, formatIssues };
 
@@ -208,12 +208,10 @@ export function loadArgoText(text: string, source: string): LoadResult {
 export function loadArgoFile(path: string): LoadResult {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readInput(path, MAX_TEXT_BYTES).toString('utf8');
   } catch (e) {
     // An issue like any other (lint goes on with the other files), not Node's ENOENT text.
-    const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'a directory, not a file' : code === 'EACCES' ? 'permission denied' : (e as Error).message;
-    return { documents: [], skipped: [], issues: [{ source: path, path: '', message: `cannot read ${path}: ${why}` }] };
+    return { documents: [], skipped: [], issues: [{ source: path, path: '', message: `cannot read ${path}: ${readProblem(e)}` }] };
   }
   return loadArgoText(text, path);
 }

@@ -1,0 +1,71 @@
+// `tandem simulate`'s files on hostile input: the trace, inventory and carbon files are read with a
+// bound (a device that never ends is an error), a directory or a missing file is named in words, an
+// inventory is checked field by field (path and line) before the replay builds it, and a trace with no
+// job says so instead of blaming --from.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { machine, readTrace, runSimulation, traceText, type SimulateOptions } from '../../../cli/simulate.js';
+import { InputError } from '../../../contract/input-error.js';
+import type { Trace } from '../../../cli/trace.js';
+
+let dir: string;
+beforeAll(() => (dir = mkdtempSync(join(tmpdir(), 'tandem-simfiles-'))));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const inputError = (fn: () => unknown): InputError => {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof InputError) return e;
+    throw e;
+  }
+  throw new Error('expected an InputError');
+};
+const opts = (o: Partial<SimulateOptions> = {}): SimulateOptions => ({ policies: ['fcfs-easy'], from: 0, jobs: 100, ...o });
+const noTrace: Trace = { jobs: [], maxProcs: 16, maxNodes: 4 };
+
+describe('tandem simulate files', () => {
+  test('a device that never ends is an error at the bound, not memory without bound', () => {
+    expect(inputError(() => traceText('/dev/zero', 1 << 20)).message).toMatch(/\/dev\/zero[\s\S]*holds more than 1 MiB of trace/);
+    const e = inputError(() => runSimulation(noTrace, opts({ inventory: '/dev/zero' })));
+    expect(e.message).toMatch(/\/dev\/zero: invalid inventory[\s\S]*cannot be read: more than 16 MiB/);
+  });
+
+  test('a directory or a missing file is named, in words', () => {
+    expect(inputError(() => readTrace(dir)).message).toMatch(/cannot be read: a directory, not a file/);
+    expect(inputError(() => readTrace(join(dir, 'missing.swf'))).message).toMatch(/missing\.swf[\s\S]*cannot be read: no such file/);
+    expect(inputError(() => runSimulation(noTrace, opts({ carbon: join(dir, 'none.csv') }))).message).toMatch(/invalid carbon series[\s\S]*no such file/);
+  });
+
+  test('an inventory is checked field by field, with the path and line, before anything is built', () => {
+    const file = join(dir, 'inv.yaml');
+    const at = (nodes: string) => {
+      writeFileSync(file, `sites:\n  - name: a\n    clusters:\n      - name: c\n        partitions:\n          - name: p\n            nodes:\n${nodes}`);
+      return inputError(() => machine(noTrace, opts({ inventory: file }))).message;
+    };
+    // Before: "s.clusters.flatMap is not a function" (a TypeError with a stack trace).
+    writeFileSync(file, 'sites:\n  - name: a\n    clusters: 7\n');
+    expect(inputError(() => machine(noTrace, opts({ inventory: file }))).message).toMatch(/sites\[0\]\.clusters \(line 3\): .*expected array/);
+    const m = at('              - {id: n1, cpus: 0}\n              - {id: n2, cpus: -4}\n              - {id: n1, cpus: 8, memoryMb: 1}\n');
+    expect(m).toMatch(/nodes\[0\]\.cpus \(line 8\): must be at least 1/);
+    expect(m).toMatch(/nodes\[1\]\.cpus \(line 9\): must be at least 1/);
+    expect(m).toMatch(/nodes\[2\]\.memoryMb \(line 10\): unknown field "memoryMb"/);
+    expect(m).toMatch(/nodes\[2\]\.id \(line 10\): node id "n1" is also sites\[0\]\.clusters\[0\]\.partitions\[0\]\.nodes\[0\]/);
+  });
+
+  test('a valid inventory is the machine: nodes and the smallest node\'s processors', () => {
+    const file = join(dir, 'ok.yaml');
+    writeFileSync(file, 'sites:\n  - name: a\n    clusters:\n      - name: c\n        partitions:\n          - name: p\n            nodes:\n              - {id: n1, cpus: 4}\n              - {id: n2, cpus: 8, gpus: 2}\n');
+    const m = machine(noTrace, opts({ inventory: file }));
+    expect({ nodes: m.nodes, perNode: m.perNode }).toEqual({ nodes: 2, perNode: 4 });
+  });
+
+  test('a trace with no job says so (it blamed --from: "none from 0")', () => {
+    const file = join(dir, 'comments.swf');
+    writeFileSync(file, '; MaxNodes: 4\n; only comments\n');
+    const e = inputError(() => runSimulation(readTrace(file), opts()));
+    expect(e.message).toMatch(/file: the trace holds no job to replay/);
+    expect(e.message).not.toMatch(/--from/);
+  });
+});
