@@ -21,7 +21,7 @@ export interface Trace {
   unsized?: number;
   /** Jobs whose requested time was unknown (-1), so their run time stands in for it: an oracle estimate. */
   noRequest?: number;
-  /** Records left out because a field is not a number or the record is short (only with skipMalformed; otherwise an error). */
+  /** Records left out because a field is not a number, a count is fractional, a value is negative other than -1, a job number repeats or the record is short (only with skipMalformed; otherwise an error). */
   malformed?: number;
   /** The first malformed record's line, when some were skipped. */
   firstMalformed?: number;
@@ -31,6 +31,13 @@ export interface Trace {
 const SWF_FIELDS: [number, string][] = [[0, 'job number'], [1, 'submit time'], [3, 'run time'], [4, 'allocated processors'], [7, 'requested processors'], [8, 'requested time'], [11, 'user id']];
 /** Fields that count things (a job, processors, a user): whole numbers in every SWF log. */
 const WHOLE = new Set([0, 4, 7, 11]);
+/**
+ * The submit time: the one field read that may be any number, since times are relative (time 0 is
+ * the window's earliest arrival, cli/simulate.ts runSimulation) and a negative one is only early.
+ * In the others -1 is SWF's "unknown", the only negative a log writes; any other is no duration,
+ * size, estimate or name (a -5 requested time would replay as a 1 s estimate, a -5 run time as 10 s).
+ */
+const SUBMIT = 1;
 /**
  * A number as SWF writes one: decimal, optionally signed, with a fraction or exponent. Number()
  * alone also takes "0x10", "Infinity" and "" (as 0), none of which a log means.
@@ -42,9 +49,11 @@ export const MAX_HEADER_SIZE = 100_000_000;
 /**
  * SWF as RLScheduler reads it: processors = max(allocated, requested); requested time -1 → run time;
  * jobs with run time ≤ 0 dropped (a -1 run time becomes 10 s first, as their loader does). Unlike
- * their loader, a record with no processor count (-1 in both fields: a job cancelled before it
- * started, as in LLNL-Thunder's log) is dropped too and counted in `unsized`: HPCSim gives it zero
- * nodes, and the engine would reject it as an unplaceable request.
+ * their loader, a negative other than -1 (SWF's "unknown") in a field read, the submit time apart,
+ * is a malformed record (they make any negative run time 10 s), and a record with no processor count
+ * (-1 or 0 in both fields: a job cancelled before it started, as in LLNL-Thunder's log) is dropped
+ * too and counted in `unsized`: HPCSim gives it zero nodes, and the engine would reject it as an
+ * unplaceable request.
  */
 export function parseSwf(text: string, opts: { skipMalformed?: boolean; source?: string } = {}): Trace {
   let malformed = 0;
@@ -95,6 +104,11 @@ export function parseSwf(text: string, opts: { skipMalformed?: boolean; source?:
       bad(`field ${fraction[0] + 1} (${fraction[1]}) must be a whole number, not ${f[fraction[0]]}`);
       continue;
     }
+    const negative = SWF_FIELDS.find(([i]) => i !== SUBMIT && Number(f[i]) < 0 && Number(f[i]) !== -1);
+    if (negative) {
+      bad(`field ${negative[0] + 1} (${negative[1]}) must be ≥ 0 or -1 (unknown), not ${f[negative[0]]}`);
+      continue;
+    }
     const id = Number(f[0]);
     const first = seen.get(id);
     if (first !== undefined) {
@@ -103,7 +117,7 @@ export function parseSwf(text: string, opts: { skipMalformed?: boolean; source?:
     }
     seen.set(id, lineNo);
     let run = Number(f[3]);
-    if (run < 0) run = 10;
+    if (run === -1) run = 10;
     if (run <= 0) continue;
     const procs = Math.max(Number(f[4]), Number(f[7]));
     if (!(procs > 0)) {
@@ -126,7 +140,12 @@ const CSV_COLUMNS = ['submit', 'run', 'procs'] as const;
 
 /**
  * CSV with a header naming at least submit, run and procs (seconds, seconds, processors); optional
- * req (requested time, run time when absent), user and id. Errors name the line and column.
+ * req (requested time, run time when absent), user and id. Errors name the line and column: a cell
+ * that is not a number, a fractional procs, user or id, procs below 1, req of 0 or less, a negative
+ * user or id, an id given twice. The file is written for this replay, so what SWF reads as unknown
+ * (-1) or as a job cancelled before it started (0 processors) is a mistake here, not a job to guess
+ * at. The submit time may be negative (times are relative, as in SWF). A row whose run is 0 or less
+ * (a job that never ran) is checked like any other, then left out, as SWF drops such records.
  */
 export function parseCsv(text: string, source = 'trace'): Trace {
   const lines = text.replace(/^\uFEFF/, '').split('\n').map((l) => l.trim());
@@ -146,15 +165,17 @@ export function parseCsv(text: string, source = 'trace'): Trace {
       const v = Number(raw);
       if (!DECIMAL.test(raw) || !Number.isFinite(v)) throw new InputError('job trace', [{ path: name, line: k + 1, message: `not a number: ${JSON.stringify(f[i] ?? '')}` }], { source });
       if ((name === 'procs' || name === 'id' || name === 'user') && !Number.isInteger(v)) throw new InputError('job trace', [{ path: name, line: k + 1, message: `must be a whole number, not ${raw}` }], { source });
+      const low = name === 'procs' && v < 1 ? `a job needs at least one processor, not ${raw}` : name === 'req' && !(v > 0) ? `a requested time must be above 0 s, not ${raw} (without the req column, each job's run time stands in)` : (name === 'id' || name === 'user') && v < 0 ? `must be 0 or more, not ${raw}` : undefined;
+      if (low) throw new InputError('job trace', [{ path: name, line: k + 1, message: low }], { source });
       return v;
     };
     const run = num('run');
-    if (run <= 0) continue;
     const id = num('id', k);
+    const job = { id, submit: num('submit'), run, procs: num('procs'), reqTime: num('req', run), user: num('user', 1) };
     const first = seen.get(id);
     if (first !== undefined) throw new InputError('job trace', [{ path: 'id', line: k + 1, message: `job ${id} was already given on line ${first}: two jobs would be replayed as one` }], { source });
     seen.set(id, k + 1);
-    jobs.push({ id, submit: num('submit'), run, procs: Math.max(1, num('procs')), reqTime: num('req', run), user: num('user', 1) });
+    if (run > 0) jobs.push(job);
   }
   return { jobs: jobs.sort((a, b) => a.submit - b.submit || a.id - b.id), maxProcs: 0, maxNodes: 0 };
 }

@@ -80,6 +80,26 @@ describe('tandem simulate input', () => {
     expect(() => parseCsv(csv(['1,0,100,4,600', '1,5,100,4,600']), 'x.csv')).toThrow(/id \(line 3\): job 1 was already given on line 2/);
   });
 
+  test('CSV: procs below 1, req of 0 or less and a negative user or id are errors naming line and column, in rows that never ran too; a negative submit is kept', () => {
+    const csv = (rows: string[]) => ['id,submit,run,procs,req,user', ...rows].join('\n');
+    const ok = '1,0,100,4,600,1';
+    // Before: procs -4 and 0 replayed as 1 processor, req -600 and 0 as a 1 s estimate, -1 as a user and -2 as a job.
+    const bad: [string, string, string][] = [
+      ['2,5,100,-4,600,1', 'procs', 'a job needs at least one processor, not -4'],
+      ['2,5,100,0,600,1', 'procs', 'a job needs at least one processor, not 0'],
+      ['2,5,100,4,-600,1', 'req', "a requested time must be above 0 s, not -600 (without the req column, each job's run time stands in)"],
+      ['2,5,100,4,0,1', 'req', 'a requested time must be above 0 s, not 0'],
+      ['2,5,100,4,600,-1', 'user', 'must be 0 or more, not -1'],
+      ['-2,5,100,4,600,1', 'id', 'must be 0 or more, not -2'],
+      // A row that never ran is left out, but it is still a row of the file.
+      ['2,5,0,-4,600,1', 'procs', 'a job needs at least one processor, not -4'],
+      ['1,5,-1,4,600,1', 'id', 'job 1 was already given on line 2'],
+    ];
+    for (const [row, col, message] of bad) expect(() => parseCsv(csv([ok, row]), 'x.csv')).toThrow(`x.csv: invalid job trace\n  - ${col} (line 3): ${message}`);
+    const t = parseCsv(csv([ok, '2,-30,100,4,600,0', '3,9,0,4,600,1', '4,9,-1,4,600,1']));
+    expect(t.jobs.map((j) => [j.id, j.submit])).toEqual([[2, -30], [1, 0]]);
+  });
+
   test('gzip input is decompressed up to the stated limit, then refused naming the file', () => {
     const big = join(dir, 'bomb.swf.gz');
     writeFileSync(big, gzipSync(Buffer.alloc(4 * 2 ** 20, 0x20)));

@@ -1,6 +1,6 @@
 // Reading SWF logs other than the bench's own (bench:placement --swf, tandem simulate): records with
-// no processor count, logs without requested times or without a machine header, and windows where
-// nothing ever queues.
+// no processor count, logs without requested times or without a machine header, -1 as the only
+// negative a log writes, and windows where nothing ever queues.
 import { jest } from '@jest/globals';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,8 +9,8 @@ import { parseSwf } from '../../../cli/trace.js';
 import { printSwfFile, printSwfTable, printVerdicts, runSwfRows, samplesAtOrBelow, swfInventory, swfSamples, VERDICTS, type SwfResult } from '../../../bench/placement/swf.js';
 import { loadSwf } from '../../../bench/placement/traces.js';
 
-/** SWF rows [id, submit, run, allocated procs, requested procs, requested time]. */
-const swf = (head: string[], rows: number[][]) => [...head, ...rows.map((r) => [r[0], r[1], -1, r[2], r[3], -1, -1, r[4], r[5], -1, 1, 1, -1, -1, -1, -1, -1, -1].join(' '))].join('\n');
+/** SWF rows [id, submit, run, allocated procs, requested procs, requested time, user (1 if absent)]. */
+const swf = (head: string[], rows: number[][]) => [...head, ...rows.map((r) => [r[0], r[1], -1, r[2], r[3], -1, -1, r[4], r[5], -1, 1, r[6] ?? 1, -1, -1, -1, -1, -1, -1].join(' '))].join('\n');
 
 describe('parseSwf on real-world logs', () => {
   test('a record with no processor count is left out and counted; a missing request falls back to the run time and is counted', () => {
@@ -21,6 +21,34 @@ describe('parseSwf on real-world logs', () => {
     expect(t.noRequest).toBe(1);
     expect(t.jobs[1]).toMatchObject({ procs: 8, reqTime: 30 });
     expect(t).toMatchObject({ maxNodes: 4, maxProcs: 16 });
+  });
+
+  test('-1 is "unknown" as RLScheduler reads it: a run time of 10 s, the run time as the request, no size; a job number or user of -1 and a negative submit time are kept', () => {
+    const t = parseSwf(swf(['; MaxNodes: 4'], [[-1, 0, -1, 4, 4, 600, -1], [2, -50, 100, 4, -1, -1], [3, 9, 100, -1, -1, 300]]));
+    expect(t.jobs).toEqual([
+      { id: -1, submit: 0, run: 10, procs: 4, reqTime: 600, user: -1 },
+      { id: 2, submit: -50, run: 100, procs: 4, reqTime: 100, user: 1 },
+    ]);
+    expect(t).toMatchObject({ unsized: 1, noRequest: 1 });
+    expect(t.malformed).toBeUndefined();
+  });
+
+  test('any other negative in a job number, run time, processor count, requested time or user is a malformed record naming the field and value', () => {
+    const ok = [1, 0, 100, 4, 4, 600, 1];
+    const fields: [number, string][] = [[0, '1 (job number)'], [2, '4 (run time)'], [3, '5 (allocated processors)'], [4, '8 (requested processors)'], [5, '9 (requested time)'], [6, '12 (user id)']];
+    for (const [k, field] of fields)
+      for (const v of [-5, -2]) {
+        const row = [2, ...ok.slice(1)];
+        row[k] = v;
+        // Before: a -5 run time replayed as 10 s, -5 processors beside 4 as 4, a -5 request as a 1 s estimate.
+        expect(() => parseSwf(swf(['; MaxNodes: 4'], [ok, row]), { source: 'x.swf' })).toThrow(`x.swf: invalid job trace\n  - record (line 3): field ${field} must be ≥ 0 or -1 (unknown), not ${v}`);
+      }
+    // A fraction below 0 is no run time either; the value is shown as the log wrote it.
+    expect(() => parseSwf(swf([], [[1, 0, -0.5, 4, 4, 600]]))).toThrow(/line 1\): field 4 \(run time\) must be ≥ 0 or -1 \(unknown\), not -0\.5/);
+    // --skip-malformed counts them; the valid records around them are read as before.
+    const t = parseSwf(swf([], [ok, [2, 5, -5, 4, 4, 600], [3, 6, 100, -3, -1, 600], [4, 7, 100, 4, 4, -600], [5, 8, 50, 2, 2, 60]]), { skipMalformed: true });
+    expect(t.jobs.map((j) => j.id)).toEqual([1, 5]);
+    expect(t).toMatchObject({ malformed: 3, firstMalformed: 2, unsized: 0 });
   });
 });
 
