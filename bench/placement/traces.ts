@@ -1,10 +1,10 @@
 // Loaders for the real traces under ../shared/data/traces (see its PROVENANCE.md).
 import { existsSync, readFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { mulberry32 } from '../../programs/rng.js';
 import { parseSwf, type Trace, type TraceJob } from '../../cli/trace.js';
+import { traceText } from '../../cli/simulate.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** TANDEM_TRACES, else shared/data/traces beside the checkout (../shared) or beside its parent (a worktree under wt/). */
@@ -19,8 +19,9 @@ export type SwfJob = TraceJob;
  * (MaxNodes nodes of MaxProcs/MaxNodes processors; MaxProcs = MaxNodes when the header omits it).
  */
 export function loadSwf(file = join(TRACES, 'hpc', 'HPC2N-2002-2.2-cln.swf.gz')): Trace {
-  const raw = readFileSync(file);
-  return parseSwf((raw[0] === 0x1f && raw[1] === 0x8b ? gunzipSync(raw) : raw).toString('utf8'));
+  // tandem simulate's reader: the same bound on the file and on what it decompresses to (a gzip bomb
+  // given to --swf is an error, not gigabytes), and errors that name the file.
+  return parseSwf(traceText(file), { source: file });
 }
 
 export interface PhillyJob {
