@@ -294,7 +294,7 @@ export function registerSimulateCommand(program: Command): void {
     .option('--carbon-slack <x>', "a -carbon policy holds a job at most x × its requested walltime too (default 0.25)", num('--carbon-slack'))
     .option('--idle-w <watts>', 'idle power of nodes without idlePowerW (default: placement/energy.ts DEFAULT_POWER)', num('--idle-w'))
     .option('--busy-w <watts>', 'full-load power of nodes without powerW', num('--busy-w'))
-    .option('--skip-malformed', 'leave out malformed SWF records (short, a field that is not a number, a fractional count, a repeated job number), counted and reported, instead of stopping at the first')
+    .option('--skip-malformed', 'leave out malformed SWF records (short, a field that is not a number, a fractional count, a negative other than -1, a time beyond 10^11 s, a repeated job number), counted and reported, instead of stopping at the first')
     .option('--json', 'machine-readable output')
     .action((file: string, o: Omit<SimulateOptions, 'policies'> & { policies: string; json?: boolean; skipMalformed?: boolean }) => {
       if (o.format && o.format !== 'swf' && o.format !== 'csv') throw new InputError('simulate options', [{ path: '--format', message: `expected swf or csv, got ${JSON.stringify(o.format)}` }]);

@@ -43,6 +43,17 @@ const SUBMIT = 1;
  * alone also takes "0x10", "Infinity" and "" (as 0), none of which a log means.
  */
 const DECIMAL = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
+/**
+ * The largest time (s) a trace may give, submit, run or requested: 10^11 s is over 3,000 years (epoch
+ * seconds are 1.7 × 10^9), so no log's. Beyond about 10^16 adding a second to a time no longer changes
+ * it: a 1 s job submitted at 10^17 ended as it started, and three 2-node jobs replayed at once on a
+ * 2-node machine (utilisation 4.0) with no error.
+ */
+export const MAX_TRACE_SECONDS = 1e11;
+const TIMES = new Set([1, 3, 8]);
+const tooLong = (v: number) => Math.abs(v) > MAX_TRACE_SECONDS;
+// MAX_TRACE_SECONDS in words.
+const tooLongText = 'at most 10^11 s (over 3,000 years)';
 /** A header's MaxNodes / MaxProcs beyond this is refused: no machine has it, and the replay would build every node. */
 export const MAX_HEADER_SIZE = 100_000_000;
 
@@ -109,6 +120,11 @@ export function parseSwf(text: string, opts: { skipMalformed?: boolean; source?:
       bad(`field ${negative[0] + 1} (${negative[1]}) must be ≥ 0 or -1 (unknown), not ${f[negative[0]]}`);
       continue;
     }
+    const long = SWF_FIELDS.find(([i]) => TIMES.has(i) && tooLong(Number(f[i])));
+    if (long) {
+      bad(`field ${long[0] + 1} (${long[1]}) must be ${tooLongText}, not ${f[long[0]]}`);
+      continue;
+    }
     const id = Number(f[0]);
     const first = seen.get(id);
     if (first !== undefined) {
@@ -167,6 +183,7 @@ export function parseCsv(text: string, source = 'trace'): Trace {
       if ((name === 'procs' || name === 'id' || name === 'user') && !Number.isInteger(v)) throw new InputError('job trace', [{ path: name, line: k + 1, message: `must be a whole number, not ${raw}` }], { source });
       const low = name === 'procs' && v < 1 ? `a job needs at least one processor, not ${raw}` : name === 'req' && !(v > 0) ? `a requested time must be above 0 s, not ${raw} (without the req column, each job's run time stands in)` : (name === 'id' || name === 'user') && v < 0 ? `must be 0 or more, not ${raw}` : undefined;
       if (low) throw new InputError('job trace', [{ path: name, line: k + 1, message: low }], { source });
+      if ((name === 'submit' || name === 'run' || name === 'req') && tooLong(v)) throw new InputError('job trace', [{ path: name, line: k + 1, message: `must be ${tooLongText}, not ${raw}` }], { source });
       return v;
     };
     const run = num('run');

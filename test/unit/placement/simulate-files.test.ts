@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { machine, readTrace, runSimulation, traceText, type SimulateOptions } from '../../../cli/simulate.js';
 import { InputError } from '../../../contract/input-error.js';
-import type { Trace } from '../../../cli/trace.js';
+import { MAX_TRACE_SECONDS, parseCsv, parseSwf, type Trace } from '../../../cli/trace.js';
 
 let dir: string;
 beforeAll(() => (dir = mkdtempSync(join(tmpdir(), 'tandem-simfiles-'))));
@@ -59,6 +59,22 @@ describe('tandem simulate files', () => {
     writeFileSync(file, 'sites:\n  - name: a\n    clusters:\n      - name: c\n        partitions:\n          - name: p\n            nodes:\n              - {id: n1, cpus: 4}\n              - {id: n2, cpus: 8, gpus: 2}\n');
     const m = machine(noTrace, opts({ inventory: file }));
     expect({ nodes: m.nodes, perNode: m.perNode }).toEqual({ nodes: 2, perNode: 4 });
+  });
+
+  test('a time no log gives is an error naming the line and field (at 10^17 s a 1 s job ended as it started)', () => {
+    expect(MAX_TRACE_SECONDS).toBe(1e11);
+    const rec = (id: number, submit: string, run: string, req: string) => [id, submit, -1, run, 2, -1, -1, 2, req, -1, 1, 1, -1, -1, -1, -1, -1, -1].join(' ');
+    const swf = ['; MaxNodes: 2', rec(1, '0', '10', '20'), rec(2, '1e17', '1', '1'), rec(3, '5', '1e300', '20'), rec(4, '6', '10', '-1e12')].join('\n');
+    expect(inputError(() => parseSwf(swf, { source: 'x.swf' })).message).toMatch(/line 3\): field 2 \(submit time\) must be at most 10\^11 s \(over 3,000 years\), not 1e17/);
+    const t = parseSwf(swf, { skipMalformed: true });
+    expect(t.jobs.map((j) => j.id)).toEqual([1]);
+    expect(t).toMatchObject({ malformed: 3, firstMalformed: 3 });
+    // Epoch seconds are times a log may give.
+    expect(parseSwf(['; MaxNodes: 2', rec(1, '1700000000', '10', '20')].join('\n')).jobs).toHaveLength(1);
+    // Before: three 2-node jobs at once on a 2-node machine, utilisation 4.0.
+    const csv = 'submit,run,procs,id\n1e17,1,2,1\n1e17,1,2,2\n5,1,2,4\n';
+    expect(inputError(() => parseCsv(csv, 'x.csv')).message).toMatch(/submit \(line 2\): must be at most 10\^11 s/);
+    expect(inputError(() => parseCsv('submit,run,procs,req\n0,10,1,1e300\n', 'x.csv')).message).toMatch(/req \(line 2\): must be at most 10\^11 s/);
   });
 
   test('a trace with no job says so (it blamed --from: "none from 0")', () => {
