@@ -32,9 +32,10 @@ const SWF_FIELDS: [number, string][] = [[0, 'job number'], [1, 'submit time'], [
 /** Fields that count things (a job, processors, a user): whole numbers in every SWF log. */
 const WHOLE = new Set([0, 4, 7, 11]);
 /**
- * The submit time: the one field read that may be any number, since times are relative (time 0 is
- * the window's earliest arrival, cli/simulate.ts runSimulation) and a negative one is only early.
- * In the others -1 is SWF's "unknown", the only negative a log writes; any other is no duration,
+ * The submit time: SWF counts it from the log's start, so never below 0, and its -1 ("unknown")
+ * gives the job no arrival: read as second -1 it became the window's time 0 and moved every other
+ * arrival of a window from the middle of a log about 10^6 s later (a 3-job replay took 277.8 h). In
+ * the other fields -1 is "unknown" too, the only negative a log writes; any other is no duration,
  * size, estimate or name (a -5 requested time would replay as a 1 s estimate, a -5 run time as 10 s).
  */
 const SUBMIT = 1;
@@ -60,7 +61,7 @@ export const MAX_HEADER_SIZE = 100_000_000;
 /**
  * SWF as RLScheduler reads it: processors = max(allocated, requested); requested time -1 → run time;
  * jobs with run time ≤ 0 dropped (a -1 run time becomes 10 s first, as their loader does). Unlike
- * their loader, a negative other than -1 (SWF's "unknown") in a field read, the submit time apart,
+ * their loader, a negative other than -1 (SWF's "unknown") in a field read, and any negative submit time,
  * is a malformed record (they make any negative run time 10 s), and a record with no processor count
  * (-1 or 0 in both fields: a job cancelled before it started, as in LLNL-Thunder's log) is dropped
  * too and counted in `unsized`: HPCSim gives it zero nodes, and the engine would reject it as an
@@ -113,6 +114,10 @@ export function parseSwf(text: string, opts: { skipMalformed?: boolean; source?:
     const fraction = SWF_FIELDS.find(([i]) => WHOLE.has(i) && !Number.isInteger(Number(f[i])));
     if (fraction) {
       bad(`field ${fraction[0] + 1} (${fraction[1]}) must be a whole number, not ${f[fraction[0]]}`);
+      continue;
+    }
+    if (Number(f[SUBMIT]) < 0) {
+      bad(`field 2 (submit time) must be 0 or more, not ${f[SUBMIT]}: SWF counts time from the log's start, and -1 (unknown) gives the job no arrival to replay`);
       continue;
     }
     const negative = SWF_FIELDS.find(([i]) => i !== SUBMIT && Number(f[i]) < 0 && Number(f[i]) !== -1);

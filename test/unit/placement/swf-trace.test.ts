@@ -23,14 +23,21 @@ describe('parseSwf on real-world logs', () => {
     expect(t).toMatchObject({ maxNodes: 4, maxProcs: 16 });
   });
 
-  test('-1 is "unknown" as RLScheduler reads it: a run time of 10 s, the run time as the request, no size; a job number or user of -1 and a negative submit time are kept', () => {
-    const t = parseSwf(swf(['; MaxNodes: 4'], [[-1, 0, -1, 4, 4, 600, -1], [2, -50, 100, 4, -1, -1], [3, 9, 100, -1, -1, 300]]));
+  test('-1 is "unknown" as RLScheduler reads it: a run time of 10 s, the run time as the request, no size; a job number or user of -1 is kept', () => {
+    const t = parseSwf(swf(['; MaxNodes: 4'], [[-1, 0, -1, 4, 4, 600, -1], [2, 50, 100, 4, -1, -1], [3, 9, 100, -1, -1, 300]]));
     expect(t.jobs).toEqual([
       { id: -1, submit: 0, run: 10, procs: 4, reqTime: 600, user: -1 },
-      { id: 2, submit: -50, run: 100, procs: 4, reqTime: 100, user: 1 },
+      { id: 2, submit: 50, run: 100, procs: 4, reqTime: 100, user: 1 },
     ]);
     expect(t).toMatchObject({ unsized: 1, noRequest: 1 });
     expect(t.malformed).toBeUndefined();
+  });
+
+  test('a negative submit time, -1 (unknown) too, is a malformed record: the job has no arrival to replay', () => {
+    // Before: a -1 submit became the window's time 0 and moved every other arrival ~10^6 s later.
+    for (const v of [-1, -50])
+      expect(() => parseSwf(swf(['; MaxNodes: 4'], [[1, 1000000, 100, 4, 4, 600, 1], [2, v, 100, 4, 4, 600, 1]]), { source: 'x.swf' })).toThrow(`x.swf: invalid job trace\n  - record (line 3): field 2 (submit time) must be 0 or more, not ${v}`);
+    expect(parseSwf(swf(['; MaxNodes: 4'], [[1, 1000000, 100, 4, 4, 600, 1], [2, -1, 100, 4, 4, 600, 1]]), { skipMalformed: true })).toMatchObject({ malformed: 1, firstMalformed: 3 });
   });
 
   test('any other negative in a job number, run time, processor count, requested time or user is a malformed record naming the field and value', () => {
