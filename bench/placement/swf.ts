@@ -227,13 +227,14 @@ export function printVerdicts(): void {
  * plain). The machine is the header's unless --nodes is given; a trace with neither is refused.
  */
 export function printSwfFile(file: string, load: (f: string) => Trace, machine: { nodes?: number; perNode?: number } = {}): boolean {
-  const { jobs, maxProcs, maxNodes, unsized = 0, noRequest = 0 } = load(file);
+  const { jobs, maxProcs, maxNodes, unsized = 0, noRequest = 0, malformed = 0, firstMalformed } = load(file);
   if (!machine.nodes && !maxNodes && !maxProcs) throw new Error(`${basename(file)} has no MaxNodes/MaxProcs header line: give the machine as --nodes N (and --per-node K processors, 1 when absent)`);
   const c = machine.nodes ? { nodes: machine.nodes, perNode: machine.perNode ?? 1 } : clusterOf(maxNodes, maxProcs);
   const samples = swfSamples(jobs, c);
   const notes = [
     'Wait = first start − submit, over all samples. Baselines for the goal: the engine\'s SJF + EASY and FCFS + EASY (both EASY variants) — the candidate must beat the best of them.',
     unsized ? `${unsized} record(s) with no processor count (cancelled before they started) left out.` : '',
+    malformed ? `${malformed} malformed record(s) left out (the first on line ${firstMalformed}; \`tandem simulate\` names what is wrong with it).` : '',
     noRequest ? `${noRequest} of ${jobs.length} job(s) have no requested time: their run time stands in for it, as in RLScheduler's loader, so for them every order sees exact estimates.` : '',
   ];
   return printSwfTable(

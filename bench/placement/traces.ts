@@ -20,8 +20,10 @@ export type SwfJob = TraceJob;
  */
 export function loadSwf(file = join(TRACES, 'hpc', 'HPC2N-2002-2.2-cln.swf.gz')): Trace {
   // tandem simulate's reader: the same bound on the file and on what it decompresses to (a gzip bomb
-  // given to --swf is an error, not gigabytes), and errors that name the file.
-  return parseSwf(traceText(file), { source: file });
+  // given to --swf is an error, not gigabytes), and errors that name the file. Malformed records are
+  // left out and counted (printSwfFile notes them), as `tandem simulate --skip-malformed` does: one
+  // odd record of a year-long public log should not keep its table from being printed.
+  return parseSwf(traceText(file), { source: file, skipMalformed: true });
 }
 
 export interface PhillyJob {
