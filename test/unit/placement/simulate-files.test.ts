@@ -8,20 +8,13 @@ import { join } from 'node:path';
 import { machine, readTrace, runSimulation, traceText, type SimulateOptions } from '../../../cli/simulate.js';
 import { InputError } from '../../../contract/input-error.js';
 import { MAX_TRACE_SECONDS, parseCsv, parseSwf, type Trace } from '../../../cli/trace.js';
+import { thrown } from '../thrown.js';
 
 let dir: string;
 beforeAll(() => (dir = mkdtempSync(join(tmpdir(), 'tandem-simfiles-'))));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const inputError = (fn: () => unknown): InputError => {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof InputError) return e;
-    throw e;
-  }
-  throw new Error('expected an InputError');
-};
+const inputError = (fn: () => unknown): InputError => thrown(InputError, fn);
 const opts = (o: Partial<SimulateOptions> = {}): SimulateOptions => ({ policies: ['fcfs-easy'], from: 0, jobs: 100, ...o });
 const noTrace: Trace = { jobs: [], maxProcs: 16, maxNodes: 4 };
 
