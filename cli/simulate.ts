@@ -145,14 +145,15 @@ function policyFor(name: string, o: SimulateOptions, series: CarbonSeries | unde
 export function runSimulation(trace: Trace, o: SimulateOptions, carbonText?: string): { outcomes: PolicyOutcome[]; jobs: SimJob[]; capacity: number; skipped: number } {
   const series = o.carbon !== undefined ? alignSeries(parseCarbonCsv(carbonText ?? inputText(o.carbon, 'carbon series'), o.carbon)) : undefined;
   for (const p of o.policies) if (!policyFor(p, o, series)) throw new InputError('simulate options', [{ path: '--policies', message: p.endsWith('-carbon') && !series ? `"${p}" needs --carbon FILE (a carbon-intensity series)` : `unknown policy "${p}" (one of ${Object.keys(SIM_POLICIES).join(', ')}; with --carbon, any of them + "-carbon")` }]);
-  const { inv: bare, perNode, nodes } = machine(trace, o);
-  const inv = withPower(bare, o);
-  const window = trace.jobs.slice(o.from, o.from + o.jobs);
   if (!trace.jobs.length) {
-    // Not --from's fault: say what the file held instead (an empty file, only comments, only jobs that never ran).
+    // Not --from's fault: say what the file held instead (an empty file, only comments, only jobs that never ran),
+    // before the machine, whose size an empty file without a header would be asked for.
     const left = [trace.unsized && `${trace.unsized} without a processor count`, trace.malformed && `${trace.malformed} malformed (--skip-malformed)`].filter(Boolean);
     throw new InputError('job trace', [{ path: 'file', message: `the trace holds no job to replay${left.length ? ` (records left out: ${left.join(', ')})` : ': no record with a run time above 0'}` }]);
   }
+  const { inv: bare, perNode, nodes } = machine(trace, o);
+  const inv = withPower(bare, o);
+  const window = trace.jobs.slice(o.from, o.from + o.jobs);
   if (!window.length) throw new InputError('simulate options', [{ path: '--from', message: `the trace has ${trace.jobs.length} job(s); none from ${o.from}` }]);
   const fits = window.filter((j) => Math.ceil(j.procs / perNode) <= nodes);
   // Time 0 is the earliest arrival, not the first job number's: a log whose numbers are not in

@@ -21,7 +21,7 @@ const noTrace: Trace = { jobs: [], maxProcs: 16, maxNodes: 4 };
 describe('tandem simulate files', () => {
   test('a device that never ends is an error at the bound, not memory without bound', () => {
     expect(inputError(() => traceText('/dev/zero', 1 << 20)).message).toMatch(/\/dev\/zero[\s\S]*holds more than 1 MiB of trace/);
-    const e = inputError(() => runSimulation(noTrace, opts({ inventory: '/dev/zero' })));
+    const e = inputError(() => machine(noTrace, opts({ inventory: '/dev/zero' })));
     expect(e.message).toMatch(/\/dev\/zero: invalid inventory[\s\S]*cannot be read: more than 16 MiB/);
   });
 
