@@ -3,9 +3,9 @@
 // under the chosen policies in the trace-driven simulator (placement/simulate.ts: the same engine the
 // workers decide with), prints the comparison table and writes an SVG plot: utilisation over time
 // and the wait-time distribution of each policy.
-import { writeFileSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import { extname } from 'node:path';
+import { dirname, extname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../contract/input-error.js';
 import { MAX_TEXT_BYTES } from '../contract/limits.js';
@@ -266,17 +266,38 @@ export function plotSvg(outcomes: PolicyOutcome[], capacity: number, title: stri
   return parts.join('\n');
 }
 
-const int = (name: string) => (v: string) => {
+// Digits only: Number() also takes "0x10", "1e3" and "" (as 0), which no one means for a count.
+const int = (name: string, min = 0) => (v: string) => {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new InputError('simulate options', [{ path: name, message: `expected a whole number, got ${JSON.stringify(v)}` }]);
+  if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || n < min) throw new InputError('simulate options', [{ path: name, message: `expected a whole number${min ? ` of at least ${min}` : ''}, got ${JSON.stringify(v)}` }]);
   return n;
 };
 
 const num = (name: string) => (v: string) => {
   const n = Number(v);
-  if (v.trim() === '' || !Number.isFinite(n) || n < 0) throw new InputError('simulate options', [{ path: name, message: `expected a number ≥ 0, got ${JSON.stringify(v)}` }]);
+  if (!/^(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(v.trim()) || !Number.isFinite(n)) throw new InputError('simulate options', [{ path: name, message: `expected a number ≥ 0, got ${JSON.stringify(v)}` }]);
   return n;
 };
+
+/**
+ * Where the plot goes, checked before the replay (minutes on a large trace) rather than at the end:
+ * a directory, or a file in a folder that does not exist, is named now.
+ */
+export function plotProblem(file: string): string | undefined {
+  if (existsSync(file) && statSync(file).isDirectory()) return `${file} is a directory: give the plot's file name (e.g. ${join(file, 'what-if.svg')})`;
+  const dir = dirname(resolve(file));
+  if (!existsSync(dir)) return `${dirname(file)}: no such directory`;
+  if (!statSync(dir).isDirectory()) return `${dirname(file)} is not a directory`;
+  return undefined;
+}
+
+function writePlot(file: string, svg: string): void {
+  try {
+    writeFileSync(file, svg);
+  } catch (e) {
+    throw new InputError('simulate options', [{ path: '--plot', message: `cannot write ${file}: ${readProblem(e)}` }]);
+  }
+}
 
 export function registerSimulateCommand(program: Command): void {
   program
@@ -284,11 +305,11 @@ export function registerSimulateCommand(program: Command): void {
     .description('replay an SWF/CSV job trace under chosen policies: comparison table and an SVG plot (what-if before a policy change)')
     .option('--format <swf|csv>', 'trace format (default: by extension; .gz is read either way)')
     .option('--inventory <file>', 'the machine as a JSON/YAML inventory (sites → clusters → partitions → nodes)')
-    .option('--nodes <n>', "number of nodes (default: the SWF header's MaxNodes)", int('--nodes'))
-    .option('--cpus-per-node <n>', "processors per node (default: the header's MaxProcs / MaxNodes)", int('--cpus-per-node'))
+    .option('--nodes <n>', "number of nodes (default: the SWF header's MaxNodes)", int('--nodes', 1))
+    .option('--cpus-per-node <n>', "processors per node (default: the header's MaxProcs / MaxNodes)", int('--cpus-per-node', 1))
     .option('--policies <list>', `comma-separated, first is the baseline: ${Object.keys(SIM_POLICIES).join(', ')}`, 'fcfs-easy,sjf-easy,default')
     .option('--from <k>', 'first job (index in the trace)', int('--from'), 0)
-    .option('--jobs <n>', 'how many consecutive jobs to replay', int('--jobs'), 5000)
+    .option('--jobs <n>', 'how many consecutive jobs to replay', int('--jobs', 1), 5000)
     .option('--plot <file.svg>', 'where to write the plot', 'simulate.svg')
     .option('--carbon <file.csv>', 'carbon intensity (timestamp,gCO2_per_kWh; ISO or epoch seconds), aligned to the first arrival and repeated: kg CO2 per policy, and "<policy>-carbon" policies')
     .option('--carbon-max-delay <hours>', 'longest a -carbon policy holds a job (default 12)', num('--carbon-max-delay'))
@@ -301,9 +322,11 @@ export function registerSimulateCommand(program: Command): void {
       if (o.format && o.format !== 'swf' && o.format !== 'csv') throw new InputError('simulate options', [{ path: '--format', message: `expected swf or csv, got ${JSON.stringify(o.format)}` }]);
       const { carbonMaxDelay, skipMalformed, ...rest } = o;
       const opts: SimulateOptions = { ...rest, policies: o.policies.split(',').map((p) => p.trim()).filter(Boolean), ...(carbonMaxDelay !== undefined && { carbonMaxDelay: carbonMaxDelay * 3600 }) };
+      const plotWrong = opts.plot ? plotProblem(opts.plot) : undefined;
+      if (plotWrong) throw new InputError('simulate options', [{ path: '--plot', message: plotWrong }]);
       const trace = readTrace(file, opts.format, { skipMalformed });
       const { outcomes, capacity, skipped, jobs } = runSimulation(trace, opts);
-      if (opts.plot) writeFileSync(opts.plot, plotSvg(outcomes, capacity, `${file}: ${jobs.length} jobs on ${capacity} processors`));
+      if (opts.plot) writePlot(opts.plot, plotSvg(outcomes, capacity, `${file}: ${jobs.length} jobs on ${capacity} processors`));
       if (o.json) {
         console.log(JSON.stringify(outcomes.map((x) => ({ policy: x.name, jobs: x.res.outcomes.length, avgBsld: x.res.avgBsld, maxWait: x.waits[x.waits.length - 1] ?? 0, util: x.res.utilCpu, makespan: x.res.makespan, ...(x.res.energy && { kWh: x.res.energy.kWh, kgCO2: x.res.energy.kgCO2 }) })), null, 2));
         return;

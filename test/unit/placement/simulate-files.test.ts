@@ -5,7 +5,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { machine, readTrace, runSimulation, traceText, type SimulateOptions } from '../../../cli/simulate.js';
+import { Command } from 'commander';
+import { machine, plotProblem, readTrace, registerSimulateCommand, runSimulation, traceText, type SimulateOptions } from '../../../cli/simulate.js';
 import { InputError } from '../../../contract/input-error.js';
 import { MAX_TRACE_SECONDS, parseCsv, parseSwf, type Trace } from '../../../cli/trace.js';
 import { thrown } from '../thrown.js';
@@ -17,6 +18,12 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const inputError = (fn: () => unknown): InputError => thrown(InputError, fn);
 const opts = (o: Partial<SimulateOptions> = {}): SimulateOptions => ({ policies: ['fcfs-easy'], from: 0, jobs: 100, ...o });
 const noTrace: Trace = { jobs: [], maxProcs: 16, maxNodes: 4 };
+/** `tandem simulate <a missing trace> ...args` as the CLI parses it: options first, then the trace. */
+const simulateCli = (...args: string[]) => () => {
+  const p = new Command().exitOverride().configureOutput({ writeErr: () => undefined });
+  registerSimulateCommand(p);
+  return p.parse(['node', 'tandem', 'simulate', join(dir, 'missing.swf'), ...args]);
+};
 
 describe('tandem simulate files', () => {
   test('a device that never ends is an error at the bound, not memory without bound', () => {
@@ -68,6 +75,26 @@ describe('tandem simulate files', () => {
     const csv = 'submit,run,procs,id\n1e17,1,2,1\n1e17,1,2,2\n5,1,2,4\n';
     expect(inputError(() => parseCsv(csv, 'x.csv')).message).toMatch(/submit \(line 2\): must be at most 10\^11 s/);
     expect(inputError(() => parseCsv('submit,run,procs,req\n0,10,1,1e300\n', 'x.csv')).message).toMatch(/req \(line 2\): must be at most 10\^11 s/);
+  });
+
+  test('the plot\'s place is checked before the replay (a directory or a missing folder failed after it, in Node\'s words)', () => {
+    expect(plotProblem(dir)).toBe(`${dir} is a directory: give the plot's file name (e.g. ${join(dir, 'what-if.svg')})`);
+    expect(plotProblem(join(dir, 'none', 'x.svg'))).toBe(`${join(dir, 'none')}: no such directory`);
+    writeFileSync(join(dir, 'plain'), '');
+    expect(plotProblem(join(dir, 'plain', 'x.svg'))).toBe(`${join(dir, 'plain')} is not a directory`);
+    expect(plotProblem(join(dir, 'what-if.svg'))).toBeUndefined();
+    expect(simulateCli('--plot', dir)).toThrow(/--plot: .* is a directory/);
+  });
+
+  test('counts are digits and at least 1 where 0 means nothing (--nodes 0 said the trace names no machine size)', () => {
+    const run = simulateCli;
+    expect(run('--nodes', '0')).toThrow('--nodes: expected a whole number of at least 1, got "0"');
+    expect(run('--nodes', '0x10')).toThrow('--nodes: expected a whole number of at least 1, got "0x10"');
+    expect(run('--jobs', '0')).toThrow('--jobs: expected a whole number of at least 1, got "0"');
+    expect(run('--cpus-per-node', '')).toThrow('--cpus-per-node: expected a whole number of at least 1');
+    expect(run('--idle-w', '0x10')).toThrow('--idle-w: expected a number ≥ 0, got "0x10"');
+    // --from 0 is the first job; a missing trace is then the error, after the options.
+    expect(run('--from', '0', '--plot', join(dir, 'p.svg'))).toThrow(/missing\.swf[\s\S]*no such file/);
   });
 
   test('a trace with no job says so (it blamed --from: "none from 0")', () => {
