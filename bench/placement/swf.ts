@@ -11,6 +11,7 @@ import { simulate, type SimJob, type SimResult } from './sim.js';
 import { ALL_OFF as off, fmt, hours, tandemDefault } from './table.js';
 import type { SwfJob } from './traces.js';
 import type { Trace } from '../../cli/trace.js';
+import { MAX_SIM_NODES } from '../../cli/simulate.js';
 import { isHpcsimPolicy } from './hpc2n.js';
 
 export interface Cluster {
@@ -230,6 +231,8 @@ export function printSwfFile(file: string, load: (f: string) => Trace, machine: 
   const { jobs, maxProcs, maxNodes, unsized = 0, noRequest = 0, malformed = 0, firstMalformed } = load(file);
   if (!machine.nodes && !maxNodes && !maxProcs) throw new Error(`${basename(file)} has no MaxNodes/MaxProcs header line: give the machine as --nodes N (and --per-node K processors, 1 when absent)`);
   const c = machine.nodes ? { nodes: machine.nodes, perNode: machine.perNode ?? 1 } : clusterOf(maxNodes, maxProcs);
+  // tandem simulate's bound: a header of 10^8 nodes ran the bench out of heap building them.
+  if (c.nodes > MAX_SIM_NODES) throw new Error(`${basename(file)}: a machine of ${c.nodes.toLocaleString('en-US')} nodes (${machine.nodes ? '--nodes' : 'the header'}) is more than the ${MAX_SIM_NODES.toLocaleString('en-US')} a replay builds: give --nodes N --per-node K with fewer, larger nodes`);
   const samples = swfSamples(jobs, c);
   const notes = [
     'Wait = first start − submit, over all samples. Baselines for the goal: the engine\'s SJF + EASY and FCFS + EASY (both EASY variants) — the candidate must beat the best of them.',
