@@ -233,8 +233,13 @@ export function printSwfFile(file: string, load: (f: string) => Trace, machine: 
   const c = machine.nodes ? { nodes: machine.nodes, perNode: machine.perNode ?? 1 } : clusterOf(maxNodes, maxProcs);
   // tandem simulate's bound: a header of 10^8 nodes ran the bench out of heap building them.
   if (c.nodes > MAX_SIM_NODES) throw new Error(`${basename(file)}: a machine of ${c.nodes.toLocaleString('en-US')} nodes (${machine.nodes ? '--nodes' : 'the header'}) is more than the ${MAX_SIM_NODES.toLocaleString('en-US')} a replay builds: give --nodes N --per-node K with fewer, larger nodes`);
+  // An empty trace, or one no job of which fits, printed a table of zeros and "not tested".
+  if (!jobs.length) throw new Error(`${basename(file)} holds no job to replay${unsized + malformed ? ` (left out: ${unsized} without a processor count, ${malformed} malformed)` : ''}`);
+  const wide = jobs.filter((j) => Math.ceil(j.procs / c.perNode) > c.nodes).length;
+  if (wide === jobs.length) throw new Error(`every job of ${basename(file)} asks for more than the machine's ${c.nodes} node(s) × ${c.perNode} processor(s): give a larger machine (--nodes N --per-node K)`);
   const samples = swfSamples(jobs, c);
   const notes = [
+    wide ? `${wide} of ${jobs.length} job(s) ask for more than the machine and are left out of the samples.` : '',
     'Wait = first start − submit, over all samples. Baselines for the goal: the engine\'s SJF + EASY and FCFS + EASY (both EASY variants) — the candidate must beat the best of them.',
     unsized ? `${unsized} record(s) with no processor count (cancelled before they started) left out.` : '',
     malformed ? `${malformed} malformed record(s) left out (the first on line ${firstMalformed}; \`tandem simulate\` names what is wrong with it).` : '',

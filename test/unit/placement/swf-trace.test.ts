@@ -78,6 +78,26 @@ describe('bench:placement --swf', () => {
     }
   });
 
+  test('hostile logs: no job, no job that fits, a machine too large to build, a malformed record (a table of zeros, or a heap dump, before)', () => {
+    const at = (name: string, text: string) => {
+      const file = join(dir, name);
+      writeFileSync(file, text);
+      return file;
+    };
+    expect(() => printSwfFile(at('empty.swf', '; MaxNodes: 4\n; MaxProcs: 4\n'), loadSwf)).toThrow('empty.swf holds no job to replay');
+    expect(() => printSwfFile(at('wide.swf', swf(['; MaxNodes: 4', '; MaxProcs: 4'], [[1, 0, 100, 64, 64, 200], [2, 10, 100, 8, 8, 200]])), loadSwf)).toThrow("every job of wide.swf asks for more than the machine's 4 node(s) × 1 processor(s)");
+    expect(() => printSwfFile(at('huge.swf', swf(['; MaxNodes: 100000000', '; MaxProcs: 100000000'], [[1, 0, 100, 2, 2, 200]])), loadSwf)).toThrow('huge.swf: a machine of 100,000,000 nodes (the header) is more than the 500,000 a replay builds');
+    const log = quiet();
+    try {
+      printSwfFile(at('some.swf', swf(['; MaxNodes: 4', '; MaxProcs: 4'], [[1, 0, 100, 2, 2, 200], [2, 10, 100, 64, 64, 200], [3, -1, 100, 2, 2, 200], [4, 20, 100, 2, 2, 200]])), loadSwf);
+      const out = log.mock.calls.flat().join('\n');
+      expect(out).toMatch(/1 of 3 job\(s\) ask for more than the machine and are left out of the samples/);
+      expect(out).toMatch(/1 malformed record\(s\) left out \(the first on line 5/);
+    } finally {
+      log.mockRestore();
+    }
+  });
+
   test('a window where no job waits under any order is reported as not testing the goal, not as a miss', () => {
     const jobs = Array.from({ length: 20 }, (_, k) => ({ id: k + 1, submit: k * 1000, run: 100, procs: 1, reqTime: 200, user: 1 }));
     const c = { nodes: 4, perNode: 1 };
