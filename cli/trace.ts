@@ -158,6 +158,8 @@ export function parseSwf(text: string, opts: { skipMalformed?: boolean; source?:
 }
 
 const CSV_COLUMNS = ['submit', 'run', 'procs'] as const;
+/** Every column the replay reads; any other header name is a typo that would be dropped in silence. */
+const CSV_KNOWN = ['submit', 'run', 'procs', 'req', 'user', 'id'];
 
 /**
  * CSV with a header naming at least submit, run and procs (seconds, seconds, processors); optional
@@ -172,12 +174,20 @@ export function parseCsv(text: string, source = 'trace'): Trace {
   const lines = text.replace(/^\uFEFF/, '').split('\n').map((l) => l.trim());
   const head = (lines[0] ?? '').split(',').map((h) => h.trim().toLowerCase());
   for (const c of CSV_COLUMNS) if (!head.includes(c)) throw new InputError('job trace', [{ path: c, line: 1, message: `the CSV header lacks "${c}" (needs submit, run, procs; optional req, user, id)` }], { source });
+  // A misspelt "req" would have replayed every job with its run time as the estimate (an oracle), and
+  // a column given twice would have been read from its first place only.
+  head.forEach((h, i) => {
+    if (!CSV_KNOWN.includes(h)) throw new InputError('job trace', [{ path: h || `column ${i + 1}`, line: 1, message: `unknown column ${JSON.stringify(h)} (the columns are submit, run, procs; optional req, user, id)` }], { source });
+    if (head.indexOf(h) !== i) throw new InputError('job trace', [{ path: h, line: 1, message: `column "${h}" is given twice (columns ${head.indexOf(h) + 1} and ${i + 1})` }], { source });
+  });
   const col = (name: string) => head.indexOf(name);
   const jobs: TraceJob[] = [];
   const seen = new Map<number, number>();
   for (let k = 1; k < lines.length; k++) {
     if (!lines[k]) continue;
     const f = lines[k].split(',');
+    // A row with a cell more or less than the header is shifted: its numbers would land in the wrong columns.
+    if (f.length !== head.length) throw new InputError('job trace', [{ path: 'row', line: k + 1, message: `has ${f.length} cell(s), the header ${head.length}` }], { source });
     const num = (name: string, fallback?: number) => {
       const i = col(name);
       if (i < 0) return fallback!;

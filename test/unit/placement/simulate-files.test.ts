@@ -97,6 +97,18 @@ describe('tandem simulate files', () => {
     expect(run('--from', '0', '--plot', join(dir, 'p.svg'))).toThrow(/missing\.swf[\s\S]*no such file/);
   });
 
+  test('a CSV header is the columns the replay reads, each once, and every row has its cells', () => {
+    const csv = (text: string) => () => parseCsv(text, 'x.csv');
+    // Before: a misspelt req was dropped (each job's run time then stood in: exact estimates), a
+    // column given twice was read from its first place, and a short or long row shifted in silence.
+    expect(csv('submit,run,procs,reqq\n0,10,1,5\n')).toThrow('x.csv: invalid job trace\n  - reqq (line 1): unknown column "reqq" (the columns are submit, run, procs; optional req, user, id)');
+    expect(csv('submit,run,procs,procs\n0,10,1,4\n')).toThrow('procs (line 1): column "procs" is given twice (columns 3 and 4)');
+    expect(csv('submit,run,procs\n0,10,1\n0,10\n')).toThrow('row (line 3): has 2 cell(s), the header 3');
+    expect(csv('submit,run,procs\n0,10,1,7\n')).toThrow('row (line 2): has 4 cell(s), the header 3');
+    // Case, spaces and Windows line ends are how spreadsheets write it.
+    expect(parseCsv('Submit , RUN,Procs,req\r\n0,10,1,20\r\n', 'x.csv').jobs).toEqual([{ id: 1, submit: 0, run: 10, procs: 1, reqTime: 20, user: 1 }]);
+  });
+
   test('a trace with no job says so (it blamed --from: "none from 0")', () => {
     const file = join(dir, 'comments.swf');
     writeFileSync(file, '; MaxNodes: 4\n; only comments\n');
