@@ -21,7 +21,7 @@ export interface Trace {
   unsized?: number;
   /** Jobs whose requested time was unknown (-1), so their run time stands in for it: an oracle estimate. */
   noRequest?: number;
-  /** Records left out because a field is not a number, a count is fractional, a value is negative other than -1, a job number repeats or the record is short (only with skipMalformed; otherwise an error). */
+  /** Records left out because a field is not a number, a count is fractional, a value is negative other than -1 (or the submit time negative), a time is beyond MAX_TRACE_SECONDS, a job number repeats or the record is short (only with skipMalformed; otherwise an error). */
   malformed?: number;
   /** The first malformed record's line, when some were skipped. */
   firstMalformed?: number;
@@ -165,7 +165,8 @@ const CSV_KNOWN = ['submit', 'run', 'procs', 'req', 'user', 'id'];
  * CSV with a header naming at least submit, run and procs (seconds, seconds, processors); optional
  * req (requested time, run time when absent), user and id. Errors name the line and column: a cell
  * that is not a number, a fractional procs, user or id, procs below 1, req of 0 or less, a negative
- * user or id, an id given twice. The file is written for this replay, so what SWF reads as unknown
+ * user or id, a time beyond MAX_TRACE_SECONDS, an id given twice, a header column the replay does not
+ * read or names twice, a row whose cells are not the header's. The file is written for this replay, so what SWF reads as unknown
  * (-1) or as a job cancelled before it started (0 processors) is a mistake here, not a job to guess
  * at. The submit time may be negative (times are relative, as in SWF). A row whose run is 0 or less
  * (a job that never ran) is checked like any other, then left out, as SWF drops such records.
