@@ -29,8 +29,8 @@ test('nodes become a site with pools as partitions; placement decides on it; a c
     const ai = await placeJob({ job: { id: 'train', type: 'ai-training', tenant: 't', qos: 'gold', priority: 100, submit: 0, count: 8, per: { cpus: 0.25, gpus: 1, memoryMB: 1024 }, walltime: 600, needsNvlink: true } });
     expect(ai.decision).toMatchObject({ kind: 'start', placement: { site: 'k8s', partition: 'tandem', nvlinkDomains: 1 } });
     // Cordoned (kubectl cordon): the GPU node is no longer a place for new work.
-    const node = await clients.core.readNode({ name: 'gpu-a' });
-    await clients.core.replaceNode({ name: 'gpu-a', body: { ...node, spec: { ...node.spec, unschedulable: true } } });
+    // A patch, as kubectl cordon sends: a read-then-replace races kwok's status writes (409 Conflict).
+    await clients.core.patchNode({ name: 'gpu-a', body: [{ op: 'add', path: '/spec/unschedulable', value: true }] });
     const again = await placeJob({ job: { id: 'train-2', type: 'ai-training', tenant: 't', qos: 'gold', priority: 100, submit: 0, count: 8, per: { cpus: 0.25, gpus: 1, memoryMB: 1024 }, walltime: 600 } });
     expect(again.decision.kind).not.toBe('start');
   } finally {
@@ -67,8 +67,7 @@ test('the kept inventory follows the cluster by watching it: unchanged, no list 
     expect(kept.reads - before).toBe(0);
     // A cordon (a node's spec placement reads) moves the generation: seen without the resync.
     expect(node('cpu-b')?.down).toBe(false);
-    const n = await clients.core.readNode({ name: 'cpu-b' });
-    await clients.core.replaceNode({ name: 'cpu-b', body: { ...n, spec: { ...n.spec, unschedulable: true } } });
+    await clients.core.patchNode({ name: 'cpu-b', body: [{ op: 'add', path: '/spec/unschedulable', value: true }] });
     await until('the cordon', () => node('cpu-b')?.down === true);
     await clients.core.patchNode({ name: 'cpu-b', body: [{ op: 'replace', path: '/spec/unschedulable', value: false }] });
     await until('the uncordon', () => node('cpu-b')?.down === false);
