@@ -81,8 +81,9 @@ export async function startLoadBalancer(cp: ControlPlane, namespace = cp.namespa
     await new Promise<void>((r) => fe.server.listen(0, '127.0.0.1', r));
     fe.port = (fe.server.address() as AddressInfo).port;
     frontends.set(name, fe);
-    svc.status = { loadBalancer: { ingress: [{ ip: '127.0.0.1', ipMode: 'VIP', ports: [{ port: fe.port, protocol: 'TCP' }] }] } };
-    await clients.core.replaceNamespacedServiceStatus({ name, namespace, body: svc });
+    // A patch, not a replace of the listed object: a write in between (Tandem's own) would be a 409.
+    const loadBalancer = { ingress: [{ ip: '127.0.0.1', ipMode: 'VIP', ports: [{ port: fe.port, protocol: 'TCP' }] }] };
+    await clients.core.patchNamespacedServiceStatus({ name, namespace, body: [{ op: 'add', path: '/status/loadBalancer', value: loadBalancer }] });
   };
 
   const reconcile = async () => {
