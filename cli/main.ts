@@ -1,8 +1,6 @@
 #!/usr/bin/env node
 // The `tandem` command line: run pipelines, follow them, inspect and cancel them, and start a local
 // Temporal dev server with a worker for development.
-import { readInput } from '../config/input-file.js';
-import { MAX_TEXT_BYTES } from '../contract/limits.js';
 import { Command, Option } from 'commander';
 import { printError } from './errors.js';
 import type { TandemClient } from '../sdk/client.js';
@@ -89,26 +87,11 @@ const connect = async (): Promise<TandemClient> => {
   return (await sdk()).TandemClient.connect({ address: t.address, namespace: t.namespace, taskQueue: t.taskQueue, profile: t.profile });
 };
 
-/** An Argo Workflows manifest is not a pipeline spec: `tandem argo lint` checks those. */
-function refuseArgo(path: string): void {
-  let text = '';
-  try {
-    text = readInput(path, MAX_TEXT_BYTES).toString('utf8');
-  } catch {
-    return; // loadPipelineSpec says what is wrong with the path
-  }
-  const api = /^apiVersion:\s*["']?(argoproj\.io\/[^\s"']+)/m.exec(text)?.[1];
-  if (!api) return;
-  const kind = /^kind:\s*["']?(\w+)/m.exec(text)?.[1] ?? 'Workflow';
-  throw new Error(`${path} is an Argo Workflows manifest (apiVersion ${api}, kind ${kind}), not a Tandem pipeline spec: check it with \`tandem argo lint ${path}\` and run it with \`tandem argo submit ${path}\``);
-}
-
 program
   .command('validate <spec>')
   .description('check a pipeline spec (YAML or JSON) without running it (Argo Workflows YAML: `tandem argo lint`)')
   .addHelpText('after', '\nExamples:\n  tandem validate templates/examples/demo-pipeline.yaml\n  tandem argo lint my-workflow.yaml      # Argo Workflows YAML')
   .action(async (path: string) => {
-    refuseArgo(path);
     const spec = await (await sdk()).loadPipelineSpec(path);
     console.log(`${path}: valid pipeline "${spec.name}" (tenant ${spec.tenant}, qos ${spec.qos})`);
   });

@@ -101,8 +101,20 @@ export async function loadPipelineSpec(path: string): Promise<PipelineSpec> {
   } catch (e) {
     throw new Error(`cannot read spec ${path}: ${readProblem(e)}`);
   }
+  refuseArgoManifest(text, path);
   // Variables the spec's deny-list refuses pass when TANDEM_TENANT_POLICY lets the spec's tenant set them.
   return parseSpecUnderPolicy(text, loadTenantPolicyConfig()?.parsed, path);
+}
+
+/**
+ * An Argo Workflows manifest is not a pipeline spec: say so, and where it goes, rather than list the
+ * spec fields it lacks. Checked on the text already read, so a pipe (`<(...)`) is read once.
+ */
+function refuseArgoManifest(text: string, path: string): void {
+  const api = /^apiVersion:\s*["']?(argoproj\.io\/[^\s"']+)/m.exec(text)?.[1];
+  if (!api) return;
+  const kind = /^kind:\s*["']?(\w+)/m.exec(text)?.[1] ?? 'Workflow';
+  throw new Error(`${path} is an Argo Workflows manifest (apiVersion ${api}, kind ${kind}), not a Tandem pipeline spec: check it with \`tandem argo lint ${path}\` and run it with \`tandem argo submit ${path}\``);
 }
 
 

@@ -26,6 +26,15 @@ describe('tandem CLI', () => {
     expect((await tandem(['validate', '/nonexistent.yaml'])).err).toMatch(/cannot read spec \/nonexistent\.yaml: no such file/);
   });
 
+  test('validate reads a spec from a pipe once (it used to read it twice: the second read was empty)', async () => {
+    const piped = await new Promise<{ code: number; out: string; err: string }>((resolve) =>
+      execFile('bash', ['-c', `"$0" bin/tandem.js validate <(cat templates/examples/demo-pipeline.yaml)`, process.execPath], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' }, timeout: 60_000 }, (error, out, err) =>
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, out, err }),
+      ),
+    );
+    expect(piped).toMatchObject({ code: 0, out: expect.stringMatching(/^\/dev\/fd\/\d+: valid pipeline "demo"/) });
+  });
+
   test('run --json follows a pipeline to the end; status and status --timeline read it back', async () => {
     const queue = uniqueQueue('cli');
     const w = await startWorker({ taskQueue: queue, activities: fakeActivities().acts });
