@@ -1,6 +1,6 @@
 // The one validation boundary for pipeline specs: text (YAML or JSON, which is YAML) or an object in,
 // a fully defaulted PipelineSpec or a SpecError naming every bad field (and its line) out.
-import { LineCounter, parseDocument, isNode, isPair, isScalar, isSeq, visit, type Document } from 'yaml';
+import { LineCounter, parseDocument, isNode, isPair, isScalar, isSeq, visit, type Document, type YAMLError } from 'yaml';
 import type { z } from 'zod';
 import { PipelineSpecSchema, type PipelineSpec } from './pipeline.js';
 import { InputError, type InputIssue, type InputKind } from './input-error.js';
@@ -98,6 +98,15 @@ export function validatePipelineSpec(input: unknown, source = 'spec'): PipelineS
   return result.data;
 }
 
+/**
+ * A YAML syntax error in the user's words: the line is reported beside it, so yaml's own "at line N,
+ * column M:" goes, and a second document is said as such (yaml's text points at an API of its own).
+ */
+function yamlErrorText(e: YAMLError, what: string): string {
+  if (e.code === 'MULTIPLE_DOCS') return `a second YAML document starts here ("---"): the file may hold only one ${what}`;
+  return e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+}
+
 /** Parses YAML or JSON text against any schema; errors name the field path and its line. */
 export function parseYamlWith<S extends z.ZodType>(schema: S, text: string, source: string, what: string, hint: string): z.output<S> {
   // Depth and size first: yaml's composer and toJS recurse per level (contract/limits.ts).
@@ -109,7 +118,7 @@ export function parseYamlWith<S extends z.ZodType>(schema: S, text: string, sour
   if (doc.errors.length > 0) {
     throw new SpecError(
       source,
-      doc.errors.map((e) => ({ path: '', message: e.message.split('\n')[0]!, line: e.linePos?.[0]?.line })),
+      doc.errors.map((e) => ({ path: '', message: yamlErrorText(e, what), line: e.linePos?.[0]?.line })),
       what,
     );
   }

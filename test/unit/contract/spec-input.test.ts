@@ -82,3 +82,19 @@ describe('env size and key checks', () => {
     expect(issuesOf(() => parsePipelineSpec('name: a\nstages:\n  train:\n    env:\n      __proto__: x\n'))).toEqual([{ path: 'stages.train.env.__proto__', message: 'a key may not be named "__proto__"', line: 5 }]);
   });
 });
+
+describe('YAML syntax errors in the user\'s words', () => {
+  test('a second document is named as one at its line, not as yaml\'s parseAllDocuments() advice', () => {
+    expect(issuesOf(() => parsePipelineSpec('name: a\n---\nname: b\n', 'p.yaml'))).toEqual([{ path: '', line: 2, message: 'a second YAML document starts here ("---"): the file may hold only one pipeline spec' }]);
+  });
+
+  test('other syntax errors keep yaml\'s text, without its "at line N, column M:" (the line is given beside it)', () => {
+    const issues = issuesOf(() => parsePipelineSpec('name: x\nstages: {train: [\n', 'p.yaml'));
+    expect(issues.length).toBeGreaterThan(0);
+    for (const i of issues) {
+      expect(i.line).toBe(3);
+      expect(i.message).not.toMatch(/at line \d+, column \d+/);
+      expect(i.message).toMatch(/must be sufficiently indented/);
+    }
+  });
+});
