@@ -61,19 +61,22 @@ export const MAX_TRACE_BYTES = 500 * 2 ** 20;
  * and a device that never ends (`/dev/zero`) is an error, not memory without bound.
  */
 export function traceText(file: string, limit = MAX_TRACE_BYTES): string {
-  const tooBig = () => new InputError('job trace', [{ path: 'file', message: `holds more than ${Math.round(limit / 2 ** 20)} MiB of trace once decompressed: replay a part of it (zcat FILE | head -n N > part.swf)` }], { source: file });
+  // Said as the file is: a plain file or endless device (/dev/zero) is too big as read, a gzip once decompressed.
+  const tooBig = (gzip: boolean) =>
+    new InputError('job trace', [{ path: 'file', message: gzip ? `holds more than ${Math.round(limit / 2 ** 20)} MiB of trace once decompressed: replay a part of it (zcat FILE | head -n N > part.swf)` : `holds more than ${Math.round(limit / 2 ** 20)} MiB of trace: replay a part of it (head -n N FILE > part.swf)` }], { source: file });
   let raw: Buffer;
   try {
     raw = readInput(file, limit);
   } catch (e) {
-    if (e instanceof FileTooLarge) throw tooBig();
+    // Past the limit before any decompression: a gzip that large is larger still once decompressed.
+    if (e instanceof FileTooLarge) throw tooBig(e.head?.[0] === 0x1f && e.head?.[1] === 0x8b);
     throw new InputError('job trace', [{ path: 'file', message: `cannot be read: ${readProblem(e)}` }], { source: file });
   }
   if (!(raw[0] === 0x1f && raw[1] === 0x8b)) return raw.toString('utf8');
   try {
     return gunzipSync(raw, { maxOutputLength: limit }).toString('utf8');
   } catch (e) {
-    if ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || e instanceof RangeError) throw tooBig();
+    if ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || e instanceof RangeError) throw tooBig(true);
     throw new InputError('job trace', [{ path: 'file', message: `is not a readable gzip file: ${(e as Error).message}` }], { source: file });
   }
 }

@@ -11,6 +11,8 @@ export class FileTooLarge extends Error {
   constructor(
     readonly path: string,
     readonly limit: number,
+    /** The file's first bytes (up to 4), so a caller can say what kind of file was too large (a gzip). */
+    readonly head: Buffer = Buffer.alloc(0),
   ) {
     super(`${path}: more than ${sizeText(limit)}`);
     this.name = 'FileTooLarge';
@@ -62,7 +64,10 @@ export function readInput(path: string, limit: number): Buffer {
   try {
     const st = fstatSync(fd);
     if (st.isDirectory()) throw isDirError();
-    if (st.isFile() && st.size > limit) throw new FileTooLarge(path, limit);
+    if (st.isFile() && st.size > limit) {
+      const head = Buffer.alloc(4);
+      throw new FileTooLarge(path, limit, head.subarray(0, readSync(fd, head, 0, 4, 0)));
+    }
     const chunks: Buffer[] = [];
     let total = 0;
     for (;;) {
@@ -71,7 +76,7 @@ export function readInput(path: string, limit: number): Buffer {
       const n = readSync(fd, buf, 0, buf.length, null);
       if (n === 0) break;
       total += n;
-      if (total > limit) throw new FileTooLarge(path, limit);
+      if (total > limit) throw new FileTooLarge(path, limit, (chunks[0] ?? buf).subarray(0, 4));
       chunks.push(n === buf.length ? buf : buf.subarray(0, n));
     }
     return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total);
@@ -86,7 +91,10 @@ export async function readInputAsync(path: string, limit: number): Promise<Buffe
   try {
     const st = await fh.stat();
     if (st.isDirectory()) throw isDirError();
-    if (st.isFile() && st.size > limit) throw new FileTooLarge(path, limit);
+    if (st.isFile() && st.size > limit) {
+      const { bytesRead, buffer } = await fh.read(Buffer.alloc(4), 0, 4, 0);
+      throw new FileTooLarge(path, limit, buffer.subarray(0, bytesRead));
+    }
     const chunks: Buffer[] = [];
     let total = 0;
     for (;;) {
@@ -94,7 +102,7 @@ export async function readInputAsync(path: string, limit: number): Promise<Buffe
       const { bytesRead: n } = await fh.read(buf, 0, buf.length, null);
       if (n === 0) break;
       total += n;
-      if (total > limit) throw new FileTooLarge(path, limit);
+      if (total > limit) throw new FileTooLarge(path, limit, (chunks[0] ?? buf).subarray(0, 4));
       chunks.push(buf.subarray(0, n));
     }
     return Buffer.concat(chunks, total);

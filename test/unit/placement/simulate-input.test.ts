@@ -2,6 +2,7 @@
 // counted with --skip-malformed), so is a repeated job number or an absurd header, compressed input and the machine are bounded, jobs wider than the machine are
 // counted, the wait plot shows the tail and its legend covers no curve; the bench's published-figure
 // lookup finds gzipped traces.
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -110,7 +111,11 @@ describe('tandem simulate input', () => {
     expect(readTrace(ok, 'swf', { limit: 2 ** 20 }).jobs).toHaveLength(1);
     const plain = join(dir, 'plain.swf');
     writeFileSync(plain, Buffer.alloc(2 * 2 ** 20, 0x20));
-    expect(() => readTrace(plain, 'swf', { limit: 2 ** 20 })).toThrow(/more than 1 MiB/);
+    // Said as the file is: a plain file is too big as read; a gzip that is too big compressed, once decompressed.
+    expect(() => readTrace(plain, 'swf', { limit: 2 ** 20 })).toThrow(/holds more than 1 MiB of trace: replay a part of it \(head -n N FILE/);
+    const dense = join(dir, 'dense.swf.gz');
+    writeFileSync(dense, gzipSync(randomBytes(2 * 2 ** 20)));
+    expect(() => readTrace(dense, 'swf', { limit: 2 ** 20 })).toThrow(/more than 1 MiB of trace once decompressed/);
   });
 
   test('jobs wider than the machine are counted; the plot is a CCDF on log axes with the legend beside it', () => {
