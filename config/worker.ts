@@ -705,7 +705,7 @@ const DEFAULTS_CODEC_ORIGINS = [`http://localhost:${DEFAULTS.devUiPort}`, `http:
 // task comes). docs/scale.md has the memory each costs.
 
 function slotsShape() {
-  const count = z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(2, 'must be at least 2').max(100_000, 'must be at most 100000'));
+  const count = z.string().regex(/^\d+$/, 'must be a whole number of 2 or more (digits only)').transform(Number).pipe(z.number().int().min(2, 'must be at least 2').max(100_000, 'must be at most 100000'));
   return {
     TANDEM_WORKER_MAX_ACTIVITIES: optional(count),
     TANDEM_WORKER_MAX_WATCHES: optional(count),
