@@ -5,6 +5,7 @@ import { ExprError, parseExpr } from '../lang/expr.js';
 import { checkWhenSyntax } from '../lang/govaluate.js';
 import { dependsOf, dependsTasks, parseDepends } from '../lang/depends.js';
 import { tagsIn } from '../lang/tags.js';
+import { loopTooLarge, sequenceRange, SequenceError } from '../lang/sequence.js';
 import { parseDuration } from '../../contract/duration.js';
 import type { ArgoDocument, ArgoIssue, Json } from './load.js';
 
@@ -196,6 +197,35 @@ function isLoop(step: Json): boolean {
   return step.withItems !== undefined || step.withParam !== undefined || step.withSequence !== undefined;
 }
 
+/**
+ * A loop's own fields, as Argo's validation (addItemsToScope) and controller (expandSequence) read
+ * them: one of withItems / withParam / withSequence, one of count / end, and withSequence values that
+ * are whole numbers when they are literal (a value with a tag is known only when the step runs, where
+ * the interpreter checks it the same way). The loop bound (MAX_LOOP_ITEMS) holds for literal sizes too.
+ */
+function checkLoop(ctx: Ctx, path: (string | number)[], step: Json): void {
+  const kinds = ['withItems', 'withParam', 'withSequence'].filter((k) => step[k] !== undefined);
+  if (kinds.length > 1) issue(ctx, [...path, kinds[1]!], `only one of withItems, withParam, withSequence can be specified (got ${kinds.join(', ')})`);
+  if (Array.isArray(step.withItems)) {
+    const problem = loopTooLarge('withItems', step.withItems.length);
+    if (problem) issue(ctx, [...path, 'withItems'], problem);
+  }
+  const seq = step.withSequence;
+  if (seq === undefined) return;
+  if (!seq || typeof seq !== 'object' || Array.isArray(seq)) return issue(ctx, [...path, 'withSequence'], 'withSequence must be a mapping of start, end or count, and format');
+  const fields = seq as Json;
+  if (fields.count !== undefined && fields.end !== undefined) return issue(ctx, [...path, 'withSequence'], 'only one of count or end can be defined in withSequence');
+  if (['start', 'end', 'count'].some((k) => typeof fields[k] === 'string' && (fields[k] as string).includes('{{'))) return;
+  try {
+    sequenceRange(fields);
+  } catch (e) {
+    if (!(e instanceof SequenceError)) throw e;
+    const field = ['start', 'end', 'count'].find((k) => e.message.startsWith(`withSequence.${k}:`));
+    // The path names the field already: the message says only what is wrong with it.
+    issue(ctx, field ? [...path, 'withSequence', field] : [...path, 'withSequence'], e.message.replace(/^withSequence(\.\w+)?: /, ''));
+  }
+}
+
 function checkSteps(ctx: Ctx, t: Json, path: (string | number)[]): void {
   const groups = Array.isArray(t.steps) ? (t.steps as unknown[]) : [];
   const before = new Set<string>();
@@ -213,6 +243,7 @@ function checkSteps(ctx: Ctx, t: Json, path: (string | number)[]): void {
       if (seen.has(String(step.name))) issue(ctx, [...sp, 'name'], `step name "${String(step.name)}" is not unique in its group`);
       seen.add(String(step.name));
       checkCall(ctx, sp, step);
+      checkLoop(ctx, sp, step);
       if (typeof step.when === 'string') checkWhen(ctx, [...sp, 'when'], step.when);
       checkHookExpressions(ctx, [...sp, 'hooks'], step.hooks);
       const scope = makeScope(ctx, { template: t, loop: isLoop(step), steps: before, callees });
@@ -285,6 +316,7 @@ function checkDag(ctx: Ctx, t: Json, path: (string | number)[]): void {
   if (colour.size && ctx.issues.some((i) => i.message.startsWith('dependency cycle'))) return;
   tasks.forEach((task, i) => {
     const tp = [...path, 'dag', 'tasks', i];
+    checkLoop(ctx, tp, task);
     const scope = makeScope(ctx, { template: t, loop: isLoop(task), tasks: ancestors(String(task.name)), callees });
     for (const k of ['arguments', 'when', 'withParam', 'withItems', 'withSequence']) if (task[k] !== undefined) tagIssues(ctx, [...tp, k], task[k], scope);
     if (task.hooks) tagIssues(ctx, [...tp, 'hooks'], task.hooks, makeScope(ctx, { template: t, tasks: new Set([...ancestors(String(task.name)), String(task.name)]), callees }));

@@ -238,6 +238,23 @@ spec:
     inputs: {parameters: [{name: n}]}
     script: {image: alpine, command: [sh], source: 'echo named'}
 `;
+// withSequence values read as Argo reads them (ARGO_PATCHES.loopChecks): a count known only when the
+// step runs ("abc") is the node's error; before the patch it was NaN, so no items and a Skipped node.
+const ARGO_LOOP_CHECKS = `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: recorded-argo-loop-checks}
+spec:
+  entrypoint: main
+  arguments: {parameters: [{name: n, value: abc}]}
+  templates:
+  - name: main
+    steps:
+    - - {name: ok, template: echo, withSequence: {count: "2"}, arguments: {parameters: [{name: msg, value: "n{{item}}"}]}}
+    - - {name: bad, template: echo, withSequence: {count: "{{workflow.parameters.n}}"}, arguments: {parameters: [{name: msg, value: "b{{item}}"}]}}
+  - name: echo
+    inputs: {parameters: [{name: msg}]}
+    script: {image: alpine, command: [sh], source: 'echo "{{inputs.parameters.msg}}"'}
+`;
 // A loop and a DAG larger than their (tiny) budgets: child workflows, and activities queued at the bound.
 const ARGO_FAN_OUT = `apiVersion: argoproj.io/v1alpha1
 kind: Workflow
@@ -340,6 +357,9 @@ try {
       const gateRun = await argo.submit(prepare('recorded-argo-children-at-once.yaml', { text: ARGO_CHILDREN_AT_ONCE }));
       await argo.wait(gateRun.id);
       save('argoWorkflow-children-at-once', await argo.client.workflow.getHandle(`argo-${gateRun.id}`).fetchHistory(), `argo-${gateRun.id}`);
+      const loopChecksRun = await argo.submit(prepare('recorded-argo-loop-checks.yaml', { text: ARGO_LOOP_CHECKS }));
+      await argo.wait(loopChecksRun.id);
+      save('argoWorkflow-loop-checks', await argo.client.workflow.getHandle(`argo-${loopChecksRun.id}`).fetchHistory(), `argo-${loopChecksRun.id}`);
       const displayRun = await argo.submit(prepare('recorded-argo-display-name.yaml', { text: ARGO_DISPLAY_NAME }));
       await argo.wait(displayRun.id);
       save('argoWorkflow-display-name', await argo.client.workflow.getHandle(`argo-${displayRun.id}`).fetchHistory(), `argo-${displayRun.id}`);

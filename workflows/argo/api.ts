@@ -4,7 +4,7 @@ import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { ArgoStatus } from '../../argo/lang/types.js';
 
 /** patched() ids of the interpreter: runs recorded before a change replay without it. */
-export const ARGO_PATCHES = { memoize: 'argo-memoize', sync: 'argo-sync', podNames: 'argo-pod-names', parallelism: 'argo-parallelism-queue', loopOutputs: 'argo-loop-outputs', outputPaths: 'argo-output-paths', templateFailFast: 'argo-template-fail-fast', daemonScope: 'argo-daemon-scope', loopAggregate: 'argo-loop-aggregate', loopNodes: 'argo-loop-nodes', dagOmitted: 'argo-dag-omitted', suspendSupplied: 'argo-suspend-supplied', lifecycleHooks: 'argo-lifecycle-hooks', inFlight: 'argo-in-flight', fanOut: 'argo-fan-out', displayName: 'argo-display-name', childrenAtOnce: 'argo-children-at-once', sliceItems: 'argo-slice-items' } as const;
+export const ARGO_PATCHES = { memoize: 'argo-memoize', sync: 'argo-sync', podNames: 'argo-pod-names', parallelism: 'argo-parallelism-queue', loopOutputs: 'argo-loop-outputs', outputPaths: 'argo-output-paths', templateFailFast: 'argo-template-fail-fast', daemonScope: 'argo-daemon-scope', loopAggregate: 'argo-loop-aggregate', loopNodes: 'argo-loop-nodes', dagOmitted: 'argo-dag-omitted', suspendSupplied: 'argo-suspend-supplied', lifecycleHooks: 'argo-lifecycle-hooks', inFlight: 'argo-in-flight', fanOut: 'argo-fan-out', displayName: 'argo-display-name', childrenAtOnce: 'argo-children-at-once', sliceItems: 'argo-slice-items', loopChecks: 'argo-loop-checks' } as const;
 
 /** Resumes suspended nodes (all, or those whose name contains `node`), optionally supplying outputs. */
 export interface ResumeRequest {

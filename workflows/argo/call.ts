@@ -7,7 +7,7 @@ import { scopeEnv, substitute, substituteDeep, type Scope } from '../../argo/lan
 import type { ArgoNode, Json, Phase } from '../../argo/lang/types.js';
 import type { RunContext, Semaphore } from './context.js';
 import { publish } from './io.js';
-import { expandItems, itemLabel, itemScope, loopOutcome } from './loops.js';
+import { expandItems, isLoopStep, itemLabel, itemScope, loopOutcome } from './loops.js';
 import { exitTemplateName, failed, lifecycleHooks, UserError, type Call, type CallArgs, type FailFastGate, type LoopResult, type NodeResult } from './model.js';
 import { finish } from './nodes.js';
 
@@ -39,7 +39,8 @@ export interface Enclosing {
  */
 export async function runCall(ctx: RunContext, step: Json, scope: Scope, parentId: string, parentName: string, parallel?: Semaphore, enclosing: Enclosing = {}): Promise<NodeResult | undefined> {
   const stepName = String(step.name);
-  const items = expandItems(step, scope);
+  // Checked only for a loop: patched() is asked where it can change something.
+  const items = isLoopStep(step) ? expandItems(step, scope, ctx.patched('loopChecks')) : undefined;
   const callee = resolveCallee(step, ctx.templates);
   const one = callRunner(ctx, step, callee, parentName, parallel, enclosing);
   if (items === undefined) return one(scope, stepName, parentId);

@@ -3,10 +3,25 @@
 import { stringify, substitute, substituteDeep, type Scope } from '../../argo/lang/tags.js';
 import type { Json, NodeOutputs, Phase } from '../../argo/lang/types.js';
 import { emptyOutputs, failed, tryJson, UserError, type NodeResult } from './model.js';
+import { loopTooLarge, sequenceRange, SequenceError, type SequenceRange } from '../../argo/lang/sequence.js';
 
-/** The items a step loops over (substituted), or undefined when it is not a loop. */
-export function expandItems(step: Json, scope: Scope): unknown[] | undefined {
-  if (step.withItems !== undefined) return substituteDeep(step.withItems as unknown[], scope);
+/** A step or task that runs once per item. */
+export const isLoopStep = (step: Json): boolean => step.withItems !== undefined || step.withParam !== undefined || step.withSequence !== undefined;
+
+/**
+ * The items a step loops over (substituted), or undefined when it is not a loop. `checked`
+ * (ARGO_PATCHES.loopChecks): withSequence's values are read as Argo reads them (whole numbers, end or
+ * count required) and no loop may have more than MAX_LOOP_ITEMS items; each is a UserError (the
+ * node's Error) instead of items made up from NaN, two items from a missing count, or a count that
+ * builds its items until the workflow task times out. Runs recorded before it replay unchecked.
+ */
+export function expandItems(step: Json, scope: Scope, checked = true): unknown[] | undefined {
+  const bounded = (what: string, items: unknown[]) => {
+    const problem = checked ? loopTooLarge(what, items.length) : undefined;
+    if (problem) throw new UserError(problem);
+    return items;
+  };
+  if (step.withItems !== undefined) return bounded('withItems', substituteDeep(step.withItems as unknown[], scope));
   if (step.withParam !== undefined) {
     const text = substitute(String(step.withParam), scope);
     let list: unknown;
@@ -16,13 +31,27 @@ export function expandItems(step: Json, scope: Scope): unknown[] | undefined {
       throw new UserError(`withParam value could not be parsed as a JSON list: ${text}`);
     }
     if (!Array.isArray(list)) throw new UserError(`withParam value is not a JSON list: ${text}`);
-    return list;
+    return bounded('withParam', list);
   }
   if (step.withSequence !== undefined) {
     const seq = substituteDeep(step.withSequence as Json, scope);
-    const start = seq.start !== undefined ? Number(seq.start) : 0;
-    const end = seq.end !== undefined ? Number(seq.end) : start + Number(seq.count ?? 0) - 1;
     if (seq.count !== undefined && seq.end !== undefined) throw new UserError('withSequence: only one of count or end may be set');
+    let start: number;
+    let end: number;
+    if (checked) {
+      let range: SequenceRange;
+      try {
+        range = sequenceRange(seq);
+      } catch (e) {
+        if (e instanceof SequenceError) throw new UserError(e.message);
+        throw e;
+      }
+      if ('empty' in range) return [];
+      ({ start, end } = range);
+    } else {
+      start = seq.start !== undefined ? Number(seq.start) : 0;
+      end = seq.end !== undefined ? Number(seq.end) : start + Number(seq.count ?? 0) - 1;
+    }
     const out: string[] = [];
     const fmt = seq.format !== undefined ? String(seq.format) : undefined;
     const step1 = end >= start ? 1 : -1;

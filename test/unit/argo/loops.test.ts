@@ -1,6 +1,7 @@
 // Loop expansion and aggregation of the Argo interpreter (workflows/argo/loops.ts), without a server.
 import { expandItems, itemLabel, itemScope, loopOutcome, printf } from '../../../workflows/argo/loops.js';
 import type { NodeResult } from '../../../workflows/argo/model.js';
+import { MAX_LOOP_ITEMS } from '../../../argo/lang/sequence.js';
 
 const result = (id: string, phase: NodeResult['phase'], extra: Partial<NodeResult['outputs']> = {}, message?: string): NodeResult => ({
   id,
@@ -31,6 +32,31 @@ test('withSequence counts, ends, runs backwards and formats', () => {
   expect(expandItems({ withSequence: { start: 3, end: 1 } }, {})).toEqual(['3', '2', '1']);
   expect(expandItems({ withSequence: { start: 1, count: 2, format: 'n%02d' } }, {})).toEqual(['n01', 'n02']);
   expect(() => expandItems({ withSequence: { count: 2, end: 3 } }, {})).toThrow(/only one of count or end/);
+});
+
+test('withSequence values are read as Argo reads them (strconv.Atoi), and a loop has at most MAX_LOOP_ITEMS items', () => {
+  // What used to be made up: NaN gave no items, a missing count two ("0" and "-1"), "1e3" a thousand.
+  expect(() => expandItems({ withSequence: { count: 'abc' } }, {})).toThrow('withSequence.count: "abc" is not a whole number');
+  expect(() => expandItems({ withSequence: { count: '{{n}}' } }, { n: '1e3' })).toThrow('withSequence.count: "1e3" is not a whole number');
+  expect(() => expandItems({ withSequence: { start: 1.5, end: 3 } }, {})).toThrow('withSequence.start: "1.5" is not a whole number');
+  expect(() => expandItems({ withSequence: { start: '0' } }, {})).toThrow('withSequence: neither end nor count was specified');
+  expect(() => expandItems({ withSequence: { count: '' } }, {})).toThrow(/count: "" is not a whole number/);
+  // Argo's own edge cases: a sign, count 0 (no items), a negative count (counts down from start).
+  expect(expandItems({ withSequence: { start: '+2', count: '2' } }, {})).toEqual(['2', '3']);
+  expect(expandItems({ withSequence: { count: '0' } }, {})).toEqual([]);
+  expect(expandItems({ withSequence: { start: 1, count: -2 } }, {})).toEqual(['1', '0', '-1', '-2']);
+  // The bound, whatever the loop's kind; at it, the loop is made.
+  expect(() => expandItems({ withSequence: { count: '100000000' } }, {})).toThrow(`withSequence: 100000000 items (start 0, end 99999999), over the limit of ${MAX_LOOP_ITEMS} a loop may have`);
+  expect(() => expandItems({ withSequence: { start: '-9999999999999999999', end: '0' } }, {})).toThrow(/start: .* is not a whole number/);
+  expect(expandItems({ withSequence: { count: String(MAX_LOOP_ITEMS) } }, {})).toHaveLength(MAX_LOOP_ITEMS);
+  expect(() => expandItems({ withParam: '{{l}}' }, { l: JSON.stringify(Array(MAX_LOOP_ITEMS + 1).fill(1)) })).toThrow(`withParam: ${MAX_LOOP_ITEMS + 1} items, over the limit`);
+  expect(() => expandItems({ withItems: Array(MAX_LOOP_ITEMS + 1).fill('x') }, {})).toThrow(`withItems: ${MAX_LOOP_ITEMS + 1} items, over the limit`);
+});
+
+test('runs recorded before the checks (ARGO_PATCHES.loopChecks) expand as they did', () => {
+  expect(expandItems({ withSequence: { count: 'abc' } }, {}, false)).toEqual([]);
+  expect(expandItems({ withSequence: { start: '0' } }, {}, false)).toEqual(['0', '-1']);
+  expect(expandItems({ withItems: Array(MAX_LOOP_ITEMS + 1).fill('x') }, {}, false)).toHaveLength(MAX_LOOP_ITEMS + 1);
 });
 
 test('an item is visible as item and, for objects, item.<key>', () => {
