@@ -1,10 +1,10 @@
 // `tandem argo …`: lint, submit (-p k=v, --watch), list, get, logs, retry, resubmit, resume, stop.
 // Output follows Argo's CLI: a node tree with phases and durations.
-import { readFileSync, existsSync } from 'node:fs';
+import { readFileSync, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { InputError, formatIssue } from '../contract/input-error.js';
-import { lintFile } from '../argo/lint/validate.js';
+import { lintFile, yamlFilesUnder } from '../argo/lint/validate.js';
 import { notApplied } from '../argo/lint/runnable.js';
 import { ArgoClient, prepareAll, templateLibrary, localJobDir } from '../argo/client.js';
 import { ArgoValidationError } from '../argo/lint/load.js';
@@ -15,6 +15,15 @@ import { loadCliConfig } from '../config/worker.js';
 import { registerExecutorPluginCommands } from './argo-plugin.js';
 import { parseSelector } from '../argo/retry.js';
 import { examples } from './help.js';
+
+/** A path that names a directory (a missing one is a file whose lint says it cannot be read). */
+const isDirectory = (p: string): boolean => {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+};
 
 /** TANDEM_HOME and TANDEM_ARGO_SCHEMA, read when a command needs them (config/worker.ts). */
 function cliConfig() {
@@ -106,14 +115,26 @@ export function registerArgoCommands(program: Command, connect: () => Promise<Ar
     .description("validate with Argo's schema and semantic rules; exits non-zero on errors")
     .option('--templates <dir...>', 'directories of WorkflowTemplates that templateRef may name')
     .addHelpText('after', examples('tandem argo lint workflow.yaml templates/*.yaml'))
-    .action((files: string[], o: { templates?: string[] }) => {
+    .action((args: string[], o: { templates?: string[] }) => {
       cliConfig();
-      const library = templateLibrary(o.templates);
+      // A directory is its YAML files, recursively; templateRefs resolve from every file given (as
+      // `argo lint --offline` resolves them from its arguments), whatever their order.
+      const files = args.flatMap((a) => (isDirectory(a) ? yamlFilesUnder(a) : [a]));
+      const library = templateLibrary(o.templates).addFiles(files);
       let bad = 0;
+      let linted = 0;
       for (const f of files) {
         const r = lintFile(f, { library });
+        // Among several files, one that holds only other kinds (a ConfigMap beside the workflows) is
+        // passed over, as `argo lint` does; only when no file holds anything to lint is that an error.
+        if (r.nothingToLint && files.length > 1) {
+          console.error(`${f}: note: ${r.issues[0]!.message}: nothing to lint`);
+          continue;
+        }
+        linted++;
         if (r.issues.length === 0) {
           console.log(`${f}: no linting errors found`);
+          for (const n of r.notes) console.error(formatIssue({ ...n, message: `note: ${n.message}` }));
           // Valid for Argo, but not all of it applies here: said, not ignored.
           for (const d of r.documents.filter((x) => x.kind === 'Workflow' || x.kind === 'CronWorkflow')) {
             const spec = (d.value.spec ?? {}) as Record<string, unknown>;
@@ -124,6 +145,10 @@ export function registerArgoCommands(program: Command, connect: () => Promise<Ar
           bad++;
           for (const i of r.issues) console.error(formatIssue(i));
         }
+      }
+      if (files.length !== 1 && linted === 0) {
+        console.error(`tandem: found nothing to lint in ${args.join(' ')}: ${files.length ? 'no file holds an Argo Workflows manifest' : 'no .yaml or .yml file there'}`);
+        bad++;
       }
       if (bad) process.exitCode = 1;
     });
@@ -151,6 +176,7 @@ export function registerArgoCommands(program: Command, connect: () => Promise<Ar
         }
         throw e;
       }
+      for (const n of all[0]?.lint.notes ?? []) console.error(formatIssue({ ...n, message: `note: ${n.message}` }));
       for (const p of all) {
         const spec = (p.doc.spec ?? {}) as Record<string, unknown>;
         for (const note of notApplied(p.doc.kind === 'CronWorkflow' ? ((spec.workflowSpec ?? {}) as Record<string, unknown>) : spec)) console.error(`note: ${note}`);

@@ -1,5 +1,5 @@
-// Argo's own JSON schema (draft 2020-12), compiled once with ajv. Two adjustments, both matching what
-// Argo's Go decoder accepts: IntOrString is typed as plain string upstream, and Argo's parameter
+// Argo's own JSON schema (draft 2020-12), compiled once with ajv. Adjustments, each matching what
+// Argo's Go decoder accepts (v3.7.9's synchronization fields included): IntOrString is typed as plain string upstream, and Argo's parameter
 // values (`AnyString`) also take YAML numbers and booleans; and Argo objects reject unknown fields
 // (strict decoding in `argo lint`), which the generated schema does not say.
 import { readFileSync } from 'node:fs';
@@ -28,6 +28,12 @@ function adjust(schema: Json): Json {
     const props = defs[def]?.properties as Record<string, Json> | undefined;
     for (const f of fields) if (props?.[f]) props[f] = { ...props[f], ...SCALAR };
   }
+  // The shipped schema is Argo v4's, which dropped synchronization's single `mutex` and `semaphore`;
+  // v3.x (v3.7.9 is the controller measured here) still takes them beside the lists, and its examples
+  // use them (synchronization-*-legacy.yaml). The interpreter reads both forms (workflows/argo/sync.ts).
+  const sync = defs['io.argoproj.workflow.v1alpha1.Synchronization']?.properties as Record<string, Json> | undefined;
+  if (sync && !sync.mutex) sync.mutex = { $ref: '#/definitions/io.argoproj.workflow.v1alpha1.Mutex', description: 'Argo v3.x: one mutex (use mutexes)' };
+  if (sync && !sync.semaphore) sync.semaphore = { $ref: '#/definitions/io.argoproj.workflow.v1alpha1.SemaphoreRef', description: 'Argo v3.x: one semaphore (use semaphores)' };
   const param = defs['io.argoproj.workflow.v1alpha1.Parameter']?.properties as Record<string, Json> | undefined;
   if (param?.enum) param.enum = { ...param.enum, items: SCALAR };
   // Strict decoding: Argo's own objects with declared properties take no other keys.

@@ -5,12 +5,17 @@ import { join } from 'node:path';
 import { loadArgoFile, loadArgoText, type ArgoDocument, type ArgoIssue, type Json, type LoadResult } from './load.js';
 import { validateAgainstSchema } from './schema.js';
 import { checkSemantics, type TemplateLibrary } from './semantic.js';
+import { decodeAnyStrings } from './any-string.js';
 
 export interface LintResult {
   source: string;
   documents: ArgoDocument[];
   skipped: LoadResult['skipped'];
   issues: ArgoIssue[];
+  /** What Argo accepts but reads otherwise than written (a list where a parameter value goes): said, not errors. */
+  notes: ArgoIssue[];
+  /** The file parsed and held no Argo document (only a ConfigMap, say): its one issue says so. */
+  nothingToLint: boolean;
 }
 
 /** WorkflowTemplates and ClusterWorkflowTemplates by name, from documents and directories. */
@@ -31,16 +36,30 @@ export class Library implements TemplateLibrary {
   /** Adds every template document found under a directory (recursively); invalid files are ignored. */
   addDirectory(dir: string): this {
     if (!existsSync(dir)) return this;
-    for (const entry of readdirSync(dir)) {
-      const p = join(dir, entry);
-      if (statSync(p).isDirectory()) this.addDirectory(p);
-      else if (/\.ya?ml$/.test(entry)) {
-        const r = loadArgoFile(p);
-        for (const d of r.documents) if (validateAgainstSchema(d.value).length === 0) this.add(d);
+    return this.addFiles(yamlFilesUnder(dir));
+  }
+
+  /** Adds the template documents of these files, read as Argo reads them; a file that cannot be read or parsed adds nothing (its own lint says why). */
+  addFiles(files: string[]): this {
+    for (const p of files) {
+      for (const d of loadArgoFile(p).documents) {
+        if (d.kind !== 'WorkflowTemplate' && d.kind !== 'ClusterWorkflowTemplate') continue;
+        decodeAnyStrings(d.value);
+        if (validateAgainstSchema(d.value).length === 0) this.add(d);
       }
     }
     return this;
   }
+}
+
+/** The YAML files under a directory, recursively, in name order (as `argo lint <dir>` takes them). */
+export function yamlFilesUnder(dir: string): string[] {
+  return readdirSync(dir)
+    .sort()
+    .flatMap((entry) => {
+      const p = join(dir, entry);
+      return statSync(p).isDirectory() ? yamlFilesUnder(p) : /\.ya?ml$/.test(entry) ? [p] : [];
+    });
 }
 
 export interface LintOptions {
@@ -52,7 +71,10 @@ export function lintLoaded(loaded: LoadResult, source: string, opts: LintOptions
   const issues: ArgoIssue[] = [...loaded.issues];
   const library = opts.library ?? new Library();
   const valid: ArgoDocument[] = [];
+  const notes: ArgoIssue[] = [];
   for (const doc of loaded.documents) {
+    // Argo's decoder first (AnyString): the schema and everything after see the values Argo would.
+    for (const c of decodeAnyStrings(doc.value)) notes.push({ source, path: doc.describe(c.path), line: doc.lineOf(c.path), message: `${c.was}, not a string: Argo reads it as "" (an empty string), and so does Tandem` });
     const schemaIssues = validateAgainstSchema(doc.value);
     for (const s of schemaIssues) issues.push({ source, path: doc.describe(s.path), message: s.message, line: doc.lineOf(s.path) });
     if (schemaIssues.length === 0) {
@@ -61,11 +83,12 @@ export function lintLoaded(loaded: LoadResult, source: string, opts: LintOptions
     }
   }
   for (const doc of valid) issues.push(...checkSemantics(doc, { library, parameters: opts.parameters }));
-  if (loaded.documents.length === 0 && loaded.issues.length === 0) {
+  const nothingToLint = loaded.documents.length === 0 && loaded.issues.length === 0;
+  if (nothingToLint) {
     issues.push({ source, path: '', message: `no Argo Workflows manifests found${loaded.skipped.length ? ` (only ${loaded.skipped.map((s) => s.kind).join(', ')})` : ''}` });
   }
   issues.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
-  return { source, documents: loaded.documents, skipped: loaded.skipped, issues };
+  return { source, documents: loaded.documents, skipped: loaded.skipped, issues, notes, nothingToLint };
 }
 
 export function lintText(text: string, source: string, opts: LintOptions = {}): LintResult {

@@ -123,3 +123,20 @@ test('argo lint of a YAML alias bomb exits 1 like any lint error, naming the fil
   expect(r.code).toBe(1);
   expect(r.err).toBe(`${file}:8: YAML aliases expand beyond 1000 nodes (refused as a resource exhaustion attack)\n`);
 }, 30_000);
+
+test('argo lint of a directory: its YAML files, templateRefs resolved from any of them whatever the order, other kinds passed over; nothing at all to lint is an error', async () => {
+  const dir = tempDir('argo-cli-dir');
+  // a-caller.yaml comes first in name order and names a template only z-library.yaml holds (`argo lint --offline`).
+  writeFileSync(join(dir, 'a-caller.yaml'), 'apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {generateName: caller-}\nspec:\n  entrypoint: main\n  templates:\n  - name: main\n    steps:\n    - - {name: s, templateRef: {name: lib, template: echo}}\n');
+  writeFileSync(join(dir, 'z-library.yaml'), 'apiVersion: argoproj.io/v1alpha1\nkind: WorkflowTemplate\nmetadata: {name: lib}\nspec:\n  templates:\n  - name: echo\n    container: {image: alpine, command: [echo, hi]}\n');
+  writeFileSync(join(dir, 'm-config.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n');
+  const r = await tandem(['argo', 'lint', dir]);
+  expect(r).toMatchObject({ code: 0, out: `${join(dir, 'a-caller.yaml')}: no linting errors found\n${join(dir, 'z-library.yaml')}: no linting errors found\n` });
+  expect(r.err).toBe(`${join(dir, 'm-config.yaml')}: note: no Argo Workflows manifests found (only ConfigMap): nothing to lint\n`);
+  const none = tempDir('argo-cli-none');
+  writeFileSync(join(none, 'c.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n');
+  writeFileSync(join(none, 'd.yml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\n');
+  const nothing = await tandem(['argo', 'lint', none]);
+  expect(nothing.code).toBe(1);
+  expect(nothing.err).toMatch(new RegExp(`found nothing to lint in ${none}: no file holds an Argo Workflows manifest\\n$`));
+}, 30_000);
