@@ -1,5 +1,7 @@
 // The phase Argo's controller reaches with an example, derived from the workflow's content and not from
 // Tandem's interpreter (the bench compares the two). A small static model of the controller:
+//   - loops expand over withItems, withSequence and a withParam list known statically; the workflow's
+//     arguments are the entrypoint's inputs;
 //   - a pod fails when its program definitely exits non-zero: a top-level `exit N` / `sys.exit(N)` /
 //     `raise` / `false` after the inputs are substituted, or a deadline (activeDeadlineSeconds, timeout)
 //     shorter than its top-level sleeps; retries do not change a deterministic exit;
@@ -31,18 +33,26 @@ const FOREVER = /sleep\s+(infinity|inf)\b|tail\s+-f\s+\/dev\/null|while\s+(true|
 /** Longer than any example runs on Argo's e2e suite (its timeouts are minutes). */
 const LONG_SECONDS = 600;
 
-/** The time `for … in $(seq A B); do … sleep S …; done` takes: (B - A + 1) × S. */
-function loopSeconds(text: string): number {
+/**
+ * The time a loop over sleeps takes: shell `for … in $(seq A B); do … sleep S …; done`, (B - A + 1) × S,
+ * and Python `for … in range([A,] B):` over an indented `time.sleep(S)`, (B - A) × S.
+ */
+export function loopSeconds(text: string): number {
   let most = 0;
   for (const m of text.matchAll(/for\s+\w+\s+in\s+\$\(seq\s+(\d+)(?:\s+(\d+))?\)\s*;?\s*do([\s\S]*?)\bdone\b/g)) {
     const n = m[2] !== undefined ? Number(m[2]) - Number(m[1]) + 1 : Number(m[1]);
     const sleep = /sleep\s+(\d+(?:\.\d+)?)s?\b/.exec(m[3]!);
     if (sleep) most = Math.max(most, n * Number(sleep[1]));
   }
+  for (const m of text.matchAll(/^([ \t]*)for\s+\w+\s+in\s+range\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)\s*:\s*\n((?:\1[ \t]+.*\n?)+)/gm)) {
+    const n = m[3] !== undefined ? Number(m[3]) - Number(m[2]) : Number(m[2]);
+    const sleep = /time\.sleep\(\s*(\d+(?:\.\d+)?)\s*\)/.exec(m[4]!);
+    if (sleep) most = Math.max(most, n * Number(sleep[1]));
+  }
   return most;
 }
 
-function code(t: Json): string {
+export function templateCode(t: Json): string {
   const c = (t.container ?? t.script ?? {}) as Json;
   return [...arr(c.command), ...arr(c.args), c.source ?? '', ...arr(t.initContainers).flatMap((i) => [...arr(i.command), ...arr(i.args)])].map(String).join('\n');
 }
@@ -56,7 +66,7 @@ const durationSeconds = (v: unknown): number | undefined => {
 export function expectedPhase(spec: Json): Verdict {
   const wfDeadline = durationSeconds(spec.activeDeadlineSeconds);
   for (const t of reachableTemplates(spec)) {
-    const text = code(t);
+    const text = templateCode(t);
     const name = String(t.name);
     const rnd = RANDOM.exec(text)?.[0];
     if (rnd && EXITS.test(text)) return { exclude: `random outcome: templates.${name} exits depending on ${rnd}` };
@@ -71,7 +81,10 @@ export function expectedPhase(spec: Json): Verdict {
   const global: Params = {};
   for (const p of arr((spec.arguments as Json | undefined)?.parameters)) if (p.value !== undefined) global[`workflow.parameters.${String(p.name)}`] = String(p.value);
   const model = new Controller(templates, global);
-  const main = model.run(String(spec.entrypoint), {}, 0);
+  // The workflow's arguments are the entrypoint's inputs too (Argo passes them by name).
+  const entryArgs: Params = {};
+  for (const p of arr((spec.arguments as Json | undefined)?.parameters)) if (p.value !== undefined) entryArgs[String(p.name)] = String(p.value);
+  const main = model.run(String(spec.entrypoint), entryArgs, 0);
   if (spec.onExit) {
     const exit = model.run(String(spec.onExit), {}, 0);
     if (exit.phase === 'Failed') return { phase: 'Failed', why: `exit handler: ${exit.why ?? ''}` };
@@ -101,7 +114,7 @@ class Controller {
 
   /** One call (a step or a task), expanded over its items; Failed if any expansion fails. */
   private call(c: Json, scope: Params, depth: number): Outcome | 'Skipped' {
-    const list: unknown[] = Array.isArray(c.withItems) ? (c.withItems as unknown[]) : c.withSequence ? sequence(c.withSequence as Json, scope) : [undefined];
+    const list: unknown[] = Array.isArray(c.withItems) ? (c.withItems as unknown[]) : c.withSequence ? sequence(c.withSequence as Json, scope) : c.withParam !== undefined ? paramItems(String(c.withParam), scope) : [undefined];
     let skipped = true;
     for (const item of list) {
       const s = { ...scope, ...itemScope(item) };
@@ -183,6 +196,16 @@ function itemScope(item: unknown): Params {
     return out;
   }
   return { item: String(item) };
+}
+
+/** A withParam list that resolves statically (from the workflow's or a caller's parameters); otherwise one unknown item. */
+function paramItems(param: string, scope: Params): unknown[] {
+  try {
+    const list: unknown = JSON.parse(sub(param, scope));
+    return Array.isArray(list) ? list : [undefined];
+  } catch {
+    return [undefined];
+  }
 }
 
 function sequence(s: Json, scope: Params): unknown[] {

@@ -11,7 +11,8 @@ import { warmSchema } from '../../argo/lint/schema.js';
 import { resolveWorkflow } from '../../argo/resolve.js';
 import { whyNotRunnable } from '../../argo/lint/runnable.js';
 import type { Json } from '../../argo/lint/load.js';
-import { expectedPhase } from './expected-phase.js';
+import { expectedPhase, loopSeconds, templateCode } from './expected-phase.js';
+import { reachableTemplates } from '../../argo/lint/runnable.js';
 
 export const EXAMPLES = process.env.ARGO_EXAMPLES ?? fileURLToPath(new URL('../../../shared/data/argo-examples', import.meta.url));
 /** The template library is always the whole corpus, whatever subset is measured. */
@@ -72,7 +73,11 @@ export function selectExamples(files: string[] = execSync(`find ${EXAMPLES} -nam
       }
       const verdict = expectedPhase(spec);
       if ('exclude' in verdict) excluded.push({ file: l.file, reason: verdict.exclude });
-      else runnable.push({ file: l.file, doc: d.value, expected: verdict.phase, why: verdict.why, timeoutMs: sleepy(d.value) ? DURATION_TIMEOUT_MS * 2 : RUN_TIMEOUT_MS });
+      else {
+        // A loop over sleeps (colored-logs.yaml prints for 99 s) gets its time and half again.
+        const looped = Math.max(0, ...reachableTemplates(spec).map((t) => loopSeconds(templateCode(t)))) * 1500 + 30_000;
+        runnable.push({ file: l.file, doc: d.value, expected: verdict.phase, why: verdict.why, timeoutMs: Math.max(sleepy(d.value) ? DURATION_TIMEOUT_MS * 2 : RUN_TIMEOUT_MS, looped) });
+      }
     }
   }
   runnable.sort((a, b) => b.timeoutMs - a.timeoutMs);
