@@ -44,7 +44,7 @@ type PrepareOptions = { parameters?: Record<string, string>; templateDirs?: stri
  */
 export function prepareAll(file: string, opts: PrepareOptions = {}): Prepared[] {
   const library = templateLibrary(opts.templateDirs);
-  const lint = opts.text !== undefined ? lintText(opts.text, file, { library, parameters: opts.parameters }) : lintFile(file, { library, parameters: opts.parameters });
+  const lint = opts.text !== undefined ? lintText(opts.text, file, { library, parameters: opts.parameters, submit: true }) : lintFile(file, { library, parameters: opts.parameters, submit: true });
   if (lint.issues.length) throw new ArgoValidationError(lint.issues);
   const runnable = lint.documents.filter((d) => d.kind === 'Workflow' || d.kind === 'CronWorkflow');
   if (runnable.length === 0) {

@@ -20,6 +20,12 @@ export interface SemanticOptions {
   library?: TemplateLibrary;
   /** Parameters supplied at submission (`-p k=v`): they satisfy arguments without a value. */
   parameters?: Record<string, string>;
+  /**
+   * Checked for a submission, not a lint: a workflow argument without a value is then an error. Argo's
+   * `argo lint` allows empty values (validate.go: allowEmptyValues = ctx.Lint), as compiled pipelines
+   * (Kubeflow Pipelines v1) declare their arguments without one and have them supplied at submission.
+   */
+  submit?: boolean;
   /** Lint mode for documents that are stored, not run (WorkflowTemplates): arguments may be open. */
 }
 
@@ -419,7 +425,7 @@ export function checkSemantics(doc: ArgoDocument, opts: SemanticOptions = {}): A
   if (doc.kind === 'Workflow' || isCron) {
     args.forEach((p, i) => {
       if (p.value === undefined && p.valueFrom === undefined && opts.parameters?.[String(p.name)] === undefined && !refArgs.some((r) => r.name === p.name && (r.value !== undefined || r.default !== undefined))) {
-        if (p.default === undefined) issue(ctx, [...specPath, 'arguments', 'parameters', i], `spec.arguments.parameters.${String(p.name)}.value is required`);
+        if (p.default === undefined && opts.submit) issue(ctx, [...specPath, 'arguments', 'parameters', i], `spec.arguments.parameters.${String(p.name)}.value is required: supply it at submission (tandem argo submit -p ${String(p.name)}=<value>)`);
       }
       const en = p.enum as unknown[] | undefined;
       const v = opts.parameters?.[String(p.name)] ?? p.value;

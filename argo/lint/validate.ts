@@ -65,6 +65,8 @@ export function yamlFilesUnder(dir: string): string[] {
 export interface LintOptions {
   library?: Library;
   parameters?: Record<string, string>;
+  /** For a submission (see SemanticOptions.submit): arguments need their values. */
+  submit?: boolean;
 }
 
 export function lintLoaded(loaded: LoadResult, source: string, opts: LintOptions = {}): LintResult {
@@ -82,7 +84,7 @@ export function lintLoaded(loaded: LoadResult, source: string, opts: LintOptions
       library.add(doc);
     }
   }
-  for (const doc of valid) issues.push(...checkSemantics(doc, { library, parameters: opts.parameters }));
+  for (const doc of valid) issues.push(...checkSemantics(doc, { library, parameters: opts.parameters, submit: opts.submit }));
   const nothingToLint = loaded.documents.length === 0 && loaded.issues.length === 0;
   if (nothingToLint) {
     issues.push({ source, path: '', message: `no Argo Workflows manifests found${loaded.skipped.length ? ` (only ${loaded.skipped.map((s) => s.kind).join(', ')})` : ''}` });
