@@ -225,17 +225,30 @@ export function registerArgoCommands(program: Command, connect: () => Promise<Ar
       }),
     );
 
-  argo.command('logs <name>').description("print the pods' output (local runtime)").action((name: string) =>
-    withClient(async (c) => {
-      const st = await c.status(name);
-      const home = opts.home ?? cliConfig().home;
-      for (const n of Object.values(st.nodes).filter((x) => x.type === 'Pod' && x.jobName)) {
-        const f = join(localJobDir(home, n.jobName!), 'stdout');
-        const text = existsSync(f) ? readFileSync(f, 'utf8') : '';
-        for (const line of text.split('\n').filter(Boolean)) console.log(`${n.id}: ${line}`);
-      }
-    }),
-  );
+  argo
+    .command('logs <name>')
+    .description("print the pods' output (local runtime)")
+    .option('--home <dir>', "the workers' TANDEM_HOME, where local pods keep their output (default: $TANDEM_HOME, or .tandem; `tandem dev`: its --state)")
+    .addHelpText('after', examples('tandem argo logs hello-world-x7k2q', 'tandem argo logs hello-world-x7k2q --home .tandem-2   # a run of `tandem dev --state .tandem-2`'))
+    .action((name: string, o: { home?: string }) =>
+      withClient(async (c) => {
+        const st = await c.status(name);
+        const home = o.home ?? opts.home ?? cliConfig().home;
+        const pods = Object.values(st.nodes).filter((x) => x.type === 'Pod' && x.jobName);
+        let found = 0;
+        for (const n of pods) {
+          const f = join(localJobDir(home, n.jobName!), 'stdout');
+          if (!existsSync(f)) continue;
+          found++;
+          for (const line of readFileSync(f, 'utf8').split('\n').filter(Boolean)) console.log(`${n.id}: ${line}`);
+        }
+        // Nothing found is said, not printed as an empty log: the usual cause is another home.
+        if (pods.length && !found) {
+          console.error(`tandem: no output of ${name}'s ${pods.length} pod(s) under ${home}: its pods ran on a worker with another TANDEM_HOME (\`tandem dev --state DIR\`: pass --home DIR), or not on the local runtime (Slurm: the job's output file; Kubernetes: kubectl logs)`);
+          process.exitCode = 1;
+        }
+      }),
+    );
 
   argo
     .command('retry <name>')

@@ -34,13 +34,14 @@ test('argo submit --watch prints the node tree with phases; -p reaches the workf
     /* installed by another file in this process */
   }
   const taskQueue = uniqueQueue('argo-cli');
+  const workerHome = tempDir('argo-cli-home');
   const connection = await NativeConnection.connect({ address: address() });
   const worker = await Worker.create({
     sinks: tandemSinks({ record: false }), // workflows/observe.ts calls them; this worker serves no metrics
     connection,
     taskQueue,
     workflowBundle: await sharedBundle('argo', () => bundleWorkflowCode({ workflowsPath: join(process.cwd(), 'workflows/argo/index.ts'), logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } })),
-    activities: createArgoActivities({ home: tempDir('argo-cli-home'), pollInitialMs: 20, pollMaxMs: 200 }),
+    activities: createArgoActivities({ home: workerHome, pollInitialMs: 20, pollMaxMs: 200 }),
   });
   const running = worker.run();
   const env = { TANDEM_TASK_QUEUE: taskQueue };
@@ -69,6 +70,13 @@ test('argo submit --watch prints the node tree with phases; -p reaches the workf
     expect(first.children).toContain(item.id);
     expect(item.children).toEqual([nodes.find((n) => n.displayName === '[1]')!.id]);
     for (const [id, n] of Object.entries(shaped.status.nodes)) expect(n.id).toBe(id);
+    // logs: from the worker's home (--home), each line under its pod; under another home it says so and exits 1.
+    const logs = await tandem(['argo', 'logs', `md-cli-${taskQueue.slice(-8)}`, '--home', workerHome], env);
+    expect(logs.code).toBe(0);
+    expect(logs.out).toMatch(new RegExp(`^md-cli-${taskQueue.slice(-8)}-\\S+: \\S`, 'm'));
+    const elsewhere = await tandem(['argo', 'logs', `md-cli-${taskQueue.slice(-8)}`, '--home', tempDir('argo-cli-other-home')], env);
+    expect(elsewhere).toMatchObject({ code: 1, out: '' });
+    expect(elsewhere.err).toMatch(/^tandem: no output of md-cli-\S+'s \d+ pod\(s\) under .*argo-cli-other-home.*: its pods ran on a worker with another TANDEM_HOME/);
     // Fields Argo acts on and the interpreter does not are named before the run starts, not ignored silently.
     const dir = tempDir('argo-cli-notes');
     writeFileSync(
