@@ -34,6 +34,14 @@ function adjust(schema: Json): Json {
   const sync = defs['io.argoproj.workflow.v1alpha1.Synchronization']?.properties as Record<string, Json> | undefined;
   if (sync && !sync.mutex) sync.mutex = { $ref: '#/definitions/io.argoproj.workflow.v1alpha1.Mutex', description: 'Argo v3.x: one mutex (use mutexes)' };
   if (sync && !sync.semaphore) sync.semaphore = { $ref: '#/definitions/io.argoproj.workflow.v1alpha1.SemaphoreRef', description: 'Argo v3.x: one semaphore (use semaphores)' };
+  // Likewise CronWorkflow's single `schedule` (v3.x's documented form: `schedule: "0 * * * *"`); v4
+  // requires `schedules`. One of the two is then required by the semantic pass (argo/lang/cron.ts).
+  const cron = defs['io.argoproj.workflow.v1alpha1.CronWorkflowSpec'];
+  const cronProps = cron?.properties as Record<string, Json> | undefined;
+  if (cron && cronProps && !cronProps.schedule) {
+    cronProps.schedule = { type: 'string', description: 'Argo v3.x: one schedule in cron format (use schedules)' };
+    if (Array.isArray(cron.required)) cron.required = (cron.required as string[]).filter((r) => r !== 'schedules');
+  }
   const param = defs['io.argoproj.workflow.v1alpha1.Parameter']?.properties as Record<string, Json> | undefined;
   if (param?.enum) param.enum = { ...param.enum, items: SCALAR };
   // Strict decoding: Argo's own objects with declared properties take no other keys.

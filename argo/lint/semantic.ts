@@ -6,6 +6,7 @@ import { checkWhenSyntax } from '../lang/govaluate.js';
 import { dependsOf, dependsTasks, parseDepends } from '../lang/depends.js';
 import { tagsIn } from '../lang/tags.js';
 import { loopTooLarge, sequenceRange, SequenceError } from '../lang/sequence.js';
+import { cronProblem } from '../lang/cron.js';
 import { parseDuration } from '../../contract/duration.js';
 import type { ArgoDocument, ArgoIssue, Json } from './load.js';
 
@@ -232,6 +233,21 @@ function checkLoop(ctx: Ctx, path: (string | number)[], step: Json): void {
   }
 }
 
+/**
+ * A CronWorkflow's schedules, as Argo's ValidateCronWorkflow checks them: `schedules` or v3's single
+ * `schedule`, not both, and each a cron expression robfig/cron parses (argo/lang/cron.ts).
+ */
+function checkSchedules(ctx: Ctx, spec: Json): void {
+  const list = Array.isArray(spec.schedules) ? (spec.schedules as unknown[]) : [];
+  if (spec.schedule !== undefined && list.length) return issue(ctx, ['spec', 'schedule'], 'only one of schedule or schedules may be set (schedule is the single form of Argo v3.x)');
+  const all: [(string | number)[], unknown][] = spec.schedule !== undefined ? [[['spec', 'schedule'], spec.schedule]] : list.map((v, i) => [['spec', 'schedules', i], v]);
+  if (!all.length) return issue(ctx, ['spec'], 'a CronWorkflow needs schedules (a list of cron expressions) or, as in Argo v3.x, schedule');
+  for (const [path, v] of all) {
+    const problem = typeof v === 'string' ? cronProblem(v) : 'a schedule is a cron expression in a string';
+    if (problem) issue(ctx, path, `cron schedule is malformed: ${problem}`);
+  }
+}
+
 function checkSteps(ctx: Ctx, t: Json, path: (string | number)[]): void {
   const groups = Array.isArray(t.steps) ? (t.steps as unknown[]) : [];
   const before = new Set<string>();
@@ -422,6 +438,7 @@ export function checkSemantics(doc: ArgoDocument, opts: SemanticOptions = {}): A
   // workflowTemplateValidation): their workflow.parameters cannot be checked here.
   const openArgs = doc.kind === 'WorkflowTemplate' || doc.kind === 'ClusterWorkflowTemplate';
   ctx.globals = openArgs || (spec.workflowTemplateRef && !wtRef) ? undefined : new Set([...names(args), ...names(refArgs)]);
+  if (isCron) checkSchedules(ctx, (doc.value.spec ?? {}) as Json);
   if (doc.kind === 'Workflow' || isCron) {
     args.forEach((p, i) => {
       if (p.value === undefined && p.valueFrom === undefined && opts.parameters?.[String(p.name)] === undefined && !refArgs.some((r) => r.name === p.name && (r.value !== undefined || r.default !== undefined))) {

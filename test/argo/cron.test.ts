@@ -74,3 +74,18 @@ test('schedules, timezone, suspend and concurrencyPolicy Forbid/Allow map onto t
     await handle.delete();
   }
 });
+
+test("Argo v3.x's single schedule (the form its docs showed for years) becomes the Schedule's cron spec", async () => {
+  const name = `single-${randomBytes(3).toString('hex')}`;
+  const text = cron('Forbid', true).replace('  schedules: ["30 2 * * *", "0 14 * * 1"]', '  schedule: "15 4 * * *"');
+  await client.submit(prepare('cron.yaml', { text }), { name });
+  const handle = client.client.schedule.getHandle(`argo-cron-${name}`);
+  try {
+    const d = await handle.describe();
+    const times = d.info.nextActionTimes.map((t) => new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Zurich', hour: '2-digit', minute: '2-digit' }).format(t));
+    expect(times.length).toBeGreaterThan(0);
+    expect(new Set(times)).toEqual(new Set(['04:15']));
+  } finally {
+    await handle.delete();
+  }
+});
