@@ -13,13 +13,13 @@
 import { CancelledFailure, Context, type ApplicationFailure } from '@temporalio/activity';
 import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join, resolve, sep } from 'node:path';
+import { delimiter, dirname, join, relative, resolve, sep } from 'node:path';
 import { LocalJobBackend, readTail } from '../../backends/local-jobs.js';
 import { jobBaseEnv } from '../../backends/job-env.js';
 import type { RunPodInput, RunPodResult } from '../../argo/lang/types.js';
 import { localArgv } from '../../argo/local-command.js';
 import { failure } from '../../contract/failures.js';
-import { bwrapBinary, cpuCores, hostPath, memoryBytes, readableFor, sandboxArgs, SandboxUnavailable, shellQuote, type SandboxContainer } from './sandbox.js';
+import { bwrapBinary, cpuCores, hostPath, memoryBytes, readableFor, sandboxArgs, SandboxUnavailable, shellQuote, visibleUnder, type SandboxContainer } from './sandbox.js';
 import { slurmJobSpec, type SlurmJobSpec } from './slurm-job.js';
 import type { ArgoActivityConfig, ExecutionTarget } from './target.js';
 
@@ -124,7 +124,10 @@ export class LocalTarget implements ExecutionTarget {
             missing = `output artifact ${a.name}: ${a.path} leads outside the pod's own files`;
             continue;
           }
-          if (!existsSync(src)) {
+          // A directory the pod saw partly as host content (/etc: the host's files bound read-only into
+          // it) is collected as the pod saw it: its own root's files and those bound entries.
+          const shown = visibleUnder(main, layout, a.path);
+          if (!existsSync(src) && !shown.length) {
             if (!a.optional && st.state === 'COMPLETED') missing = `output artifact ${a.name}: ${a.path} does not exist`;
             continue;
           }
@@ -132,7 +135,11 @@ export class LocalTarget implements ExecutionTarget {
           rmSync(dest, { recursive: true, force: true });
           mkdirSync(dirname(dest), { recursive: true });
           // Links inside the artifact stay links (as written, meaningful in a pod), and never to host files it cannot see.
-          cpSync(src, dest, { recursive: true, verbatimSymlinks: true, filter: (f) => !lstatSync(f).isSymbolicLink() || readableFor(main, layout, f) });
+          const copy = { recursive: true, verbatimSymlinks: true, filter: (f: string) => !lstatSync(f).isSymbolicLink() || readableFor(main, layout, f) };
+          if (existsSync(src)) cpSync(src, dest, copy);
+          else mkdirSync(dest);
+          const podDirPath = resolve('/', main.workingDir ?? '/', a.path);
+          for (const v of shown) cpSync(v, join(dest, relative(podDirPath, v)), copy);
           artifacts[a.name] = dest;
         }
         if (st.state === 'COMPLETED' || (missing && / leads outside | larger than /.test(missing))) {

@@ -124,6 +124,19 @@ export function hostPath(c: SandboxContainer, layout: SandboxLayout, podPath: st
 }
 
 /**
+ * Host content the sandbox shows under a pod directory that is not itself shown (the files of /etc
+ * bound into it): what the pod sees there beside its own root's files. Empty inside a volume mount.
+ * Never a whole top-level tree (/usr, /lib), nor the job's program or the Tandem package bound
+ * read-only: an artifact at `/` is the pod's root and /etc's files, not gigabytes of the host's.
+ */
+export function visibleUnder(c: SandboxContainer, layout: SandboxLayout, podPath: string): string[] {
+  const p = norm(posix.isAbsolute(podPath) ? podPath : posix.join(c.workingDir ?? '/', podPath));
+  if (mounts(c, layout).some((v) => within(p, v.pod))) return [];
+  // The system's small entries only: not the job's program or the Tandem package bound read-only.
+  return SYSTEM_PATHS.filter((v) => v !== p && within(v, p) && posix.dirname(v) !== '/' && existsSync(v));
+}
+
+/**
  * bwrap's arguments for one container, after preparing its root on the host (the rebuilt directories,
  * the host's top-level symlinks, /tmp). `list` reads a host directory (injectable for tests).
  */

@@ -4,7 +4,7 @@
 import { mkdtempSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cpuCores, hostPath, memoryBytes, probeSandbox, sandboxArgs, type SandboxContainer } from '../../../activities/argo/sandbox.js';
+import { cpuCores, hostPath, memoryBytes, probeSandbox, sandboxArgs, visibleUnder, type SandboxContainer } from '../../../activities/argo/sandbox.js';
 import { whyNotRunnable } from '../../../argo/lint/runnable.js';
 
 // A host with /usr, /etc (passwd, shadow), /bin → usr/bin, /mnt (holding `cdrom`), /home, /tmp and /proc.
@@ -41,6 +41,23 @@ test('only the system allowlist of the host is bound, read-only; /tmp and /proc 
   expect(args).not.toContain('--share-net');
   expect(sandboxArgs({ ...c, network: 'host' }, layout(), list)).toContain('--share-net');
   expect(hostPath({ ...c, workingDir: '/src' }, l, 'rel.txt')).toBe(join(l.root, 'src/rel.txt'));
+});
+
+test('an output artifact of a directory the pod saw partly as host content (/etc, artifact-disable-archive.yaml) takes the bound entries, never a top-level tree or the read-only program', () => {
+  const l = layout();
+  const c: SandboxContainer = { argv: ['/bin/true'], volumeMounts: [{ name: 'v', mountPath: '/mnt/vol' }], ownPaths: [], readOnly: ['/opt/tandem'] };
+  const etc = visibleUnder(c, l, '/etc');
+  // This host's /etc entries on the allowlist (passwd is on every Linux host).
+  expect(etc).toContain('/etc/passwd');
+  expect(etc.every((p) => p.startsWith('/etc/'))).toBe(true);
+  // At `/`: /etc's entries only; /usr and /lib (gigabytes of the host's programs) and the read-only program are not collected.
+  const root = visibleUnder(c, l, '/');
+  expect(root).toEqual(etc);
+  expect(visibleUnder(c, l, '/opt')).toEqual([]);
+  // A path inside a volume is the volume's, not the host's.
+  expect(visibleUnder(c, l, '/mnt/vol')).toEqual([]);
+  // A shown entry itself is collected by hostPath as before (/etc/os-release), not as its own child.
+  expect(visibleUnder(c, l, '/etc/passwd')).toEqual([]);
 });
 
 test('limits run the program under prlimit: memory as RLIMIT_DATA, CPU time soft < hard', () => {
