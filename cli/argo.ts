@@ -7,7 +7,7 @@ import { InputError, formatIssue } from '../contract/input-error.js';
 import { lintFile, yamlFilesUnder } from '../argo/lint/validate.js';
 import { notApplied } from '../argo/lint/runnable.js';
 import { ArgoClient, prepareAll, templateLibrary, localJobDir } from '../argo/client.js';
-import { ArgoValidationError } from '../argo/lint/load.js';
+import { ArgoValidationError, type ArgoIssue } from '../argo/lint/load.js';
 import { PHASES, type ArgoNode, type ArgoStatus } from '../argo/lang/types.js';
 import { printError } from './errors.js';
 import { useArgoSchema } from '../argo/lint/schema.js';
@@ -24,6 +24,9 @@ const isDirectory = (p: string): boolean => {
     return false;
   }
 };
+
+/** Lint notes (what Argo accepts but reads otherwise than written), on stderr as `file:line: path: note: …`. */
+const printNotes = (notes: ArgoIssue[]): void => notes.forEach((n) => console.error(formatIssue({ ...n, message: `note: ${n.message}` })));
 
 /** TANDEM_HOME and TANDEM_ARGO_SCHEMA, read when a command needs them (config/worker.ts). */
 function cliConfig() {
@@ -134,7 +137,7 @@ export function registerArgoCommands(program: Command, connect: () => Promise<Ar
         linted++;
         if (r.issues.length === 0) {
           console.log(`${f}: no linting errors found`);
-          for (const n of r.notes) console.error(formatIssue({ ...n, message: `note: ${n.message}` }));
+          printNotes(r.notes);
           // Valid for Argo, but not all of it applies here: said, not ignored.
           for (const d of r.documents.filter((x) => x.kind === 'Workflow' || x.kind === 'CronWorkflow')) {
             const spec = (d.value.spec ?? {}) as Record<string, unknown>;
@@ -176,7 +179,7 @@ export function registerArgoCommands(program: Command, connect: () => Promise<Ar
         }
         throw e;
       }
-      for (const n of all[0]?.lint.notes ?? []) console.error(formatIssue({ ...n, message: `note: ${n.message}` }));
+      printNotes(all[0]?.lint.notes ?? []);
       for (const p of all) {
         const spec = (p.doc.spec ?? {}) as Record<string, unknown>;
         for (const note of notApplied(p.doc.kind === 'CronWorkflow' ? ((spec.workflowSpec ?? {}) as Record<string, unknown>) : spec)) console.error(`note: ${note}`);

@@ -55,6 +55,9 @@ export interface SimulateOptions {
 /** The most a trace may hold once decompressed (500 MiB, below the longest string V8 makes, 2^29 - 24 characters): beyond it, an error rather than memory without bound. */
 export const MAX_TRACE_BYTES = 500 * 2 ** 20;
 
+/** gzip's magic bytes. */
+const isGzip = (b: Buffer): boolean => b[0] === 0x1f && b[1] === 0x8b;
+
 /**
  * A trace file's text: gzip (by its magic bytes) decompressed up to `limit` bytes, then an error naming
  * the file. The file itself is read up to `limit` too (readInput), so a pipe (`<(zcat a.swf.gz)`) works
@@ -69,10 +72,10 @@ export function traceText(file: string, limit = MAX_TRACE_BYTES): string {
     raw = readInput(file, limit);
   } catch (e) {
     // Past the limit before any decompression: a gzip that large is larger still once decompressed.
-    if (e instanceof FileTooLarge) throw tooBig(e.head?.[0] === 0x1f && e.head?.[1] === 0x8b);
+    if (e instanceof FileTooLarge) throw tooBig(isGzip(e.head));
     throw new InputError('job trace', [{ path: 'file', message: `cannot be read: ${readProblem(e)}` }], { source: file });
   }
-  if (!(raw[0] === 0x1f && raw[1] === 0x8b)) return raw.toString('utf8');
+  if (!isGzip(raw)) return raw.toString('utf8');
   try {
     return gunzipSync(raw, { maxOutputLength: limit }).toString('utf8');
   } catch (e) {

@@ -19,7 +19,7 @@ import { jobBaseEnv } from '../../backends/job-env.js';
 import type { RunPodInput, RunPodResult } from '../../argo/lang/types.js';
 import { localArgv } from '../../argo/local-command.js';
 import { failure } from '../../contract/failures.js';
-import { bwrapBinary, cpuCores, hostPath, memoryBytes, readableFor, sandboxArgs, SandboxUnavailable, shellQuote, visibleUnder, type SandboxContainer } from './sandbox.js';
+import { absolutePodPath, bwrapBinary, cpuCores, hostPath, memoryBytes, readableFor, sandboxArgs, SandboxUnavailable, shellQuote, visibleUnder, type SandboxContainer } from './sandbox.js';
 import { slurmJobSpec, type SlurmJobSpec } from './slurm-job.js';
 import type { ArgoActivityConfig, ExecutionTarget } from './target.js';
 
@@ -138,8 +138,7 @@ export class LocalTarget implements ExecutionTarget {
           const copy = { recursive: true, verbatimSymlinks: true, filter: (f: string) => !lstatSync(f).isSymbolicLink() || readableFor(main, layout, f) };
           if (existsSync(src)) cpSync(src, dest, copy);
           else mkdirSync(dest);
-          const podDirPath = resolve('/', main.workingDir ?? '/', a.path);
-          for (const v of shown) cpSync(v, join(dest, relative(podDirPath, v)), copy);
+          for (const v of shown) cpSync(v, join(dest, relative(absolutePodPath(main, a.path), v)), copy);
           artifacts[a.name] = dest;
         }
         if (st.state === 'COMPLETED' || (missing && / leads outside | larger than /.test(missing))) {

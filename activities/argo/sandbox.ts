@@ -104,20 +104,23 @@ function visible(c: SandboxContainer): string[] {
   return [...SYSTEM_PATHS, ...(c.readOnly ?? []).map(norm)];
 }
 
+/** A pod path made absolute (relative paths are relative to the working directory) and normalised. */
+export const absolutePodPath = (c: SandboxContainer, podPath: string): string => norm(posix.isAbsolute(podPath) ? podPath : posix.join(c.workingDir ?? '/', podPath));
+
 /**
  * The host path behind a pod path, for placing inputs and collecting outputs: inside a volume mount,
  * the volume's directory; otherwise the container's root, or the host itself for read-only host content
  * (an output artifact naming /etc/os-release). Relative paths are relative to the working directory.
  */
 export function hostPath(c: SandboxContainer, layout: SandboxLayout, podPath: string): string {
-  const p = norm(posix.isAbsolute(podPath) ? podPath : posix.join(c.workingDir ?? '/', podPath));
+  const p = absolutePodPath(c, podPath);
   const m = mounts(c, layout)
     .filter((v) => within(p, v.pod))
     .sort((a, b) => b.pod.length - a.pod.length)[0];
   if (m) return posix.join(m.host, posix.relative(m.pod, p));
   const inRoot = posix.join(layout.root, p);
   // A path the pod owns is never host content, even where the host has the same path (an /art directory).
-  const owns = c.ownPaths.some((o) => within(p, norm(posix.isAbsolute(o) ? o : posix.join(c.workingDir ?? '/', o))));
+  const owns = c.ownPaths.some((o) => within(p, absolutePodPath(c, o)));
   if (owns || existsSync(inRoot) || [...PRIVATE].some((d) => within(p, d))) return inRoot;
   // Host content only where the sandbox shows it (an output artifact naming /etc/os-release), never the rest of the host.
   return existsSync(p) && visible(c).some((v) => within(p, v)) ? p : inRoot;
@@ -130,7 +133,7 @@ export function hostPath(c: SandboxContainer, layout: SandboxLayout, podPath: st
  * read-only: an artifact at `/` is the pod's root and /etc's files, not gigabytes of the host's.
  */
 export function visibleUnder(c: SandboxContainer, layout: SandboxLayout, podPath: string): string[] {
-  const p = norm(posix.isAbsolute(podPath) ? podPath : posix.join(c.workingDir ?? '/', podPath));
+  const p = absolutePodPath(c, podPath);
   if (mounts(c, layout).some((v) => within(p, v.pod))) return [];
   // The system's small entries only: not the job's program or the Tandem package bound read-only.
   return SYSTEM_PATHS.filter((v) => v !== p && within(v, p) && posix.dirname(v) !== '/' && existsSync(v));

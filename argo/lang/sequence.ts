@@ -11,6 +11,9 @@
  */
 export const MAX_LOOP_ITEMS = 100_000;
 
+/** A step or task that runs once per item (withItems, withParam or withSequence). */
+export const isLoopStep = (step: Record<string, unknown>): boolean => step.withItems !== undefined || step.withParam !== undefined || step.withSequence !== undefined;
+
 export type SequenceRange = { start: number; end: number } | { empty: true };
 
 /**

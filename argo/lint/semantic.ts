@@ -5,7 +5,7 @@ import { ExprError, parseExpr } from '../lang/expr.js';
 import { checkWhenSyntax } from '../lang/govaluate.js';
 import { dependsOf, dependsTasks, parseDepends } from '../lang/depends.js';
 import { tagsIn } from '../lang/tags.js';
-import { loopTooLarge, sequenceRange, SequenceError } from '../lang/sequence.js';
+import { isLoopStep, loopTooLarge, sequenceRange, SequenceError } from '../lang/sequence.js';
 import { cronProblem } from '../lang/cron.js';
 import { parseDuration } from '../../contract/duration.js';
 import type { ArgoDocument, ArgoIssue, Json } from './load.js';
@@ -200,10 +200,6 @@ function checkCall(ctx: Ctx, path: (string | number)[], call: Json): void {
   }
 }
 
-function isLoop(step: Json): boolean {
-  return step.withItems !== undefined || step.withParam !== undefined || step.withSequence !== undefined;
-}
-
 /**
  * A loop's own fields, as Argo's validation (addItemsToScope) and controller (expandSequence) read
  * them: one of withItems / withParam / withSequence, one of count / end, and withSequence values that
@@ -268,7 +264,7 @@ function checkSteps(ctx: Ctx, t: Json, path: (string | number)[]): void {
       checkLoop(ctx, sp, step);
       if (typeof step.when === 'string') checkWhen(ctx, [...sp, 'when'], step.when);
       checkHookExpressions(ctx, [...sp, 'hooks'], step.hooks);
-      const scope = makeScope(ctx, { template: t, loop: isLoop(step), steps: before, callees });
+      const scope = makeScope(ctx, { template: t, loop: isLoopStep(step), steps: before, callees });
       for (const k of ['arguments', 'when', 'withParam', 'withItems', 'withSequence', 'onExit']) if (step[k] !== undefined) tagIssues(ctx, [...sp, k], step[k], scope);
       // step-level hooks and onExit may look at the step itself
       if (step.hooks) tagIssues(ctx, [...sp, 'hooks'], step.hooks, makeScope(ctx, { template: t, steps: new Set([...before, String(step.name)]), callees }));
@@ -339,7 +335,7 @@ function checkDag(ctx: Ctx, t: Json, path: (string | number)[]): void {
   tasks.forEach((task, i) => {
     const tp = [...path, 'dag', 'tasks', i];
     checkLoop(ctx, tp, task);
-    const scope = makeScope(ctx, { template: t, loop: isLoop(task), tasks: ancestors(String(task.name)), callees });
+    const scope = makeScope(ctx, { template: t, loop: isLoopStep(task), tasks: ancestors(String(task.name)), callees });
     for (const k of ['arguments', 'when', 'withParam', 'withItems', 'withSequence']) if (task[k] !== undefined) tagIssues(ctx, [...tp, k], task[k], scope);
     if (task.hooks) tagIssues(ctx, [...tp, 'hooks'], task.hooks, makeScope(ctx, { template: t, tasks: new Set([...ancestors(String(task.name)), String(task.name)]), callees }));
   });

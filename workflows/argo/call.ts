@@ -7,7 +7,8 @@ import { scopeEnv, substitute, substituteDeep, type Scope } from '../../argo/lan
 import type { ArgoNode, Json, Phase } from '../../argo/lang/types.js';
 import type { RunContext, Semaphore } from './context.js';
 import { publish } from './io.js';
-import { expandItems, isLoopStep, itemLabel, itemScope, loopOutcome } from './loops.js';
+import { expandItems, itemLabel, itemScope, loopOutcome } from './loops.js';
+import { isLoopStep } from '../../argo/lang/sequence.js';
 import { exitTemplateName, failed, lifecycleHooks, UserError, type Call, type CallArgs, type FailFastGate, type LoopResult, type NodeResult } from './model.js';
 import { finish } from './nodes.js';
 

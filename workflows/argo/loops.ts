@@ -5,9 +5,6 @@ import type { Json, NodeOutputs, Phase } from '../../argo/lang/types.js';
 import { emptyOutputs, failed, tryJson, UserError, type NodeResult } from './model.js';
 import { loopTooLarge, sequenceRange, SequenceError, type SequenceRange } from '../../argo/lang/sequence.js';
 
-/** A step or task that runs once per item. */
-export const isLoopStep = (step: Json): boolean => step.withItems !== undefined || step.withParam !== undefined || step.withSequence !== undefined;
-
 /**
  * The items a step loops over (substituted), or undefined when it is not a loop. `checked`
  * (ARGO_PATCHES.loopChecks): withSequence's values are read as Argo reads them (whole numbers, end or
