@@ -6,6 +6,7 @@ import type { Json } from './lint/load.js';
 import type { ArgoRunInput } from './lang/types.js';
 import type { TemplateLibrary } from './lint/semantic.js';
 import { InputError } from '../contract/input-error.js';
+import { applyTemplateDefaults } from './lang/template-defaults.js';
 
 const arr = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
 
@@ -78,6 +79,8 @@ export function resolveWorkflow(doc: Json, library: TemplateLibrary, parameters:
     /* onExit names a template of this workflow */
   }
   spec.templates = [...own, ...extra];
+  // The run's templateDefaults reach every template it runs, referenced ones included (as Argo's execWf's).
+  applyTemplateDefaults(spec);
   // -p k=v: workflow arguments take the submitted values.
   const params = arr((spec.arguments as Json | undefined)?.parameters).map((p) => (parameters[String(p.name)] !== undefined ? { ...p, value: parameters[String(p.name)] } : p));
   spec.arguments = { ...((spec.arguments as Json) ?? {}), parameters: params };

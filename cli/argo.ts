@@ -2,9 +2,9 @@
 // Output follows Argo's CLI: a node tree with phases and durations.
 import { readFileSync, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { InputError, formatIssue } from '../contract/input-error.js';
-import { lintFile, yamlFilesUnder } from '../argo/lint/validate.js';
+import { lintFile, lintKinds, yamlFilesUnder } from '../argo/lint/validate.js';
 import { notApplied } from '../argo/lint/runnable.js';
 import { ArgoClient, prepareAll, templateLibrary, localJobDir } from '../argo/client.js';
 import { ArgoValidationError, type ArgoIssue } from '../argo/lint/load.js';
@@ -117,9 +117,17 @@ export function registerArgoCommands(program: Command, connect: () => Promise<Ar
     .command('lint <files...>')
     .description("validate with Argo's schema and semantic rules; exits non-zero on errors")
     .option('--templates <dir...>', 'directories of WorkflowTemplates that templateRef may name')
-    .addHelpText('after', examples('tandem argo lint workflow.yaml templates/*.yaml'))
-    .action((args: string[], o: { templates?: string[] }) => {
+    .option('--kinds <kinds>', 'lint only these kinds, comma-separated, as argo lint takes them: workflows (wf), workflowtemplates (wftmpl), cronworkflows (cronwf), clusterworkflowtemplates (cwftmpl), or all (the default)', (v: string) => {
+      try {
+        return lintKinds([v]);
+      } catch (e) {
+        throw new InvalidArgumentError((e as Error).message);
+      }
+    })
+    .addHelpText('after', examples('tandem argo lint workflow.yaml templates/*.yaml', 'tandem argo lint --kinds workflows,cronworkflows manifests/'))
+    .action((args: string[], o: { templates?: string[]; kinds?: Set<string> }) => {
       cliConfig();
+      const kinds = o.kinds;
       // A directory is its YAML files, recursively; templateRefs resolve from every file given (as
       // `argo lint --offline` resolves them from its arguments), whatever their order.
       const files = args.flatMap((a) => (isDirectory(a) ? yamlFilesUnder(a) : [a]));
@@ -127,7 +135,7 @@ export function registerArgoCommands(program: Command, connect: () => Promise<Ar
       let bad = 0;
       let linted = 0;
       for (const f of files) {
-        const r = lintFile(f, { library });
+        const r = lintFile(f, { library, kinds });
         // Among several files, one that holds only other kinds (a ConfigMap beside the workflows) is
         // passed over, as `argo lint` does; only when no file holds anything to lint is that an error.
         if (r.nothingToLint && files.length > 1) {

@@ -3,7 +3,10 @@
 // as the empty string, without an error. So `value: []` in a real example
 // (workflow-event-binding/github-path-filter-workflowtemplate.yaml) is accepted by `argo lint` and runs
 // with "". Tandem reads the same documents the same way, and says so in a note instead of in silence.
+// Likewise a key written with no value (`labels:`, `parameters:`): YAML gives null, which Go's
+// decoder reads as the field's zero value, i.e. as if the key were absent; Tandem drops such keys.
 import type { Json } from './load.js';
+import { applyTemplateDefaults } from '../lang/template-defaults.js';
 
 /** A Parameter's AnyString fields, and ValueFrom's. */
 const FIELDS = ['value', 'default', 'description'] as const;
@@ -59,5 +62,40 @@ export function decodeAnyStrings(doc: Json): AnyStringChange[] {
     }
   };
   visit(doc, []);
+  return changes;
+}
+
+/**
+ * Deletes, in place, every mapping key whose value is null (`parameters:` with nothing after it), as
+ * Go's decoder reads null as the zero value: the schema and the interpreter then see the key absent,
+ * so a required field left empty is "required", not "must be of type array". List entries and a
+ * plugin's own body are left as written.
+ */
+export function dropNullKeys(doc: Json): void {
+  const visit = (v: unknown) => {
+    if (Array.isArray(v)) return v.forEach(visit);
+    if (!v || typeof v !== 'object') return;
+    const m = v as Json;
+    for (const [k, child] of Object.entries(m)) {
+      if (child === null) delete m[k];
+      else if (k !== 'plugin') visit(child);
+    }
+  };
+  visit(doc);
+}
+
+/**
+ * One document as Argo reads and runs it, in place: null keys dropped and AnyString fields read (see
+ * above), then its templateDefaults applied to its own templates (argo/lang/template-defaults.ts), so
+ * that the schema, the semantic pass and the run all see each template as Argo's controller runs it.
+ * (A WorkflowTemplate's defaults so also reach its templates when another workflow calls one by
+ * templateRef, where Argo would apply the caller's: the run applies the caller's on top.)
+ */
+export function decodeAsArgo(doc: Json): AnyStringChange[] {
+  dropNullKeys(doc);
+  const changes = decodeAnyStrings(doc);
+  const spec = doc.spec as Json | undefined;
+  const wfSpec = doc.kind === 'CronWorkflow' ? (spec?.workflowSpec as Json | undefined) : spec;
+  if (wfSpec && typeof wfSpec === 'object') applyTemplateDefaults(wfSpec);
   return changes;
 }

@@ -42,6 +42,16 @@ function adjust(schema: Json): Json {
     cronProps.schedule = { type: 'string', description: 'Argo v3.x: one schedule in cron format (use schedules)' };
     if (Array.isArray(cron.required)) cron.required = (cron.required as string[]).filter((r) => r !== 'schedules');
   }
+  // The generated `required` lists come from Go fields without omitempty, which Go's decoder never
+  // enforces. A container's or script's image is checked by Argo's validation instead, after
+  // templateDefaults (semantic.ts), and a script's source not at all; templateDefaults' own
+  // container may leave out its image.
+  const unrequire = (def: string, fields: string[]) => {
+    const d = defs[def];
+    if (d && Array.isArray(d.required)) d.required = (d.required as string[]).filter((r) => !fields.includes(r));
+  };
+  unrequire('io.k8s.api.core.v1.Container', ['image']);
+  unrequire('io.argoproj.workflow.v1alpha1.ScriptTemplate', ['image', 'source']);
   const param = defs['io.argoproj.workflow.v1alpha1.Parameter']?.properties as Record<string, Json> | undefined;
   if (param?.enum) param.enum = { ...param.enum, items: SCALAR };
   // Strict decoding: Argo's own objects with declared properties take no other keys.

@@ -7,6 +7,7 @@ import { dependsOf, dependsTasks, parseDepends } from '../lang/depends.js';
 import { tagsIn } from '../lang/tags.js';
 import { isLoopStep, loopTooLarge, sequenceRange, SequenceError } from '../lang/sequence.js';
 import { cronProblem } from '../lang/cron.js';
+import { checkNames, type NameKind } from './names.js';
 import { parseDuration } from '../../contract/duration.js';
 import type { ArgoDocument, ArgoIssue, Json } from './load.js';
 
@@ -55,6 +56,17 @@ function issue(ctx: Ctx, path: (string | number)[], message: string): void {
 }
 
 const arr = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
+
+/** Argo's name rules (names.ts) over one list: the issue sits at the item's `name`, or at the item when it has none. */
+function checkNamed(ctx: Ctx, list: unknown, path: (string | number)[], kind: NameKind): void {
+  checkNames(arr(list), kind, (i, atName, message) => issue(ctx, atName ? [...path, i, 'name'] : [...path, i], message));
+}
+
+/** The parameters and artifacts of an `arguments`, `inputs` or `outputs` block. */
+function checkIoNames(ctx: Ctx, io: unknown, path: (string | number)[]): void {
+  if (!io || typeof io !== 'object') return;
+  for (const k of ['parameters', 'artifacts']) checkNamed(ctx, (io as Json)[k], [...path, k], 'parameter');
+}
 const names = (v: unknown): string[] => arr(v).map((p) => String(p.name));
 
 /** Resolves a templateRef to its template, or says why it cannot. */
@@ -173,6 +185,7 @@ function checkCall(ctx: Ctx, path: (string | number)[], call: Json): void {
     issue(ctx, path, kinds.length ? `only one of template, templateRef, inline may be set (got ${kinds.join(', ')})` : 'one of template, templateRef or inline is required');
     return;
   }
+  checkIoNames(ctx, call.arguments, [...path, 'arguments']);
   let target: Json | undefined;
   if (call.template !== undefined) {
     const name = String(call.template);
@@ -253,13 +266,13 @@ function checkSteps(ctx: Ctx, t: Json, path: (string | number)[]): void {
     all.add(String(s.name));
     callees.set(String(s.name), calleeOf(ctx, s));
   }
+  // Argo: a step's name is required, valid and unique in its template (not only in its group).
+  const flat = groups.flatMap((g, gi) => arr(g).map((step, si) => ({ step, at: [...path, 'steps', gi, si] })));
+  checkNames(flat.map((f) => f.step), 'field', (k, atName, message) => issue(ctx, atName ? [...flat[k].at, 'name'] : flat[k].at, message));
   groups.forEach((g, gi) => {
     const group = arr(g);
-    const seen = new Set<string>();
     group.forEach((step, si) => {
       const sp = [...path, 'steps', gi, si];
-      if (seen.has(String(step.name))) issue(ctx, [...sp, 'name'], `step name "${String(step.name)}" is not unique in its group`);
-      seen.add(String(step.name));
       checkCall(ctx, sp, step);
       checkLoop(ctx, sp, step);
       if (typeof step.when === 'string') checkWhen(ctx, [...sp, 'when'], step.when);
@@ -279,12 +292,8 @@ function checkDag(ctx: Ctx, t: Json, path: (string | number)[]): void {
   const tasks = arr(dag.tasks);
   const byName = new Map<string, Json>();
   const deps = new Map<string, string[]>();
-  tasks.forEach((task, i) => {
-    const tp = [...path, 'dag', 'tasks', i];
-    const name = String(task.name);
-    if (byName.has(name)) issue(ctx, [...tp, 'name'], `task name "${name}" is not unique`);
-    byName.set(name, task);
-  });
+  checkNamed(ctx, tasks, [...path, 'dag', 'tasks'], 'field');
+  for (const task of tasks) if (!byName.has(String(task.name))) byName.set(String(task.name), task);
   const callees = new Map([...byName].map(([n, task]) => [n, calleeOf(ctx, task)] as const));
   tasks.forEach((task, i) => {
     const tp = [...path, 'dag', 'tasks', i];
@@ -385,6 +394,14 @@ function checkTemplate(ctx: Ctx, t: Json, path: (string | number)[]): void {
     issue(ctx, path, `templates must specify exactly one type (got ${types.join(', ')})`);
     return;
   }
+  // Argo's validateLeaf: an image is required, from the template or its workflow's templateDefaults
+  // (applied to the templates before this pass: argo/lang/template-defaults.ts).
+  for (const k of ['container', 'script']) {
+    const c = t[k] as Json | undefined;
+    if (c && typeof c === 'object' && (c.image === undefined || c.image === '')) issue(ctx, [...path, k], `image may not be empty: give one here or in spec.templateDefaults.${k}`);
+  }
+  checkIoNames(ctx, t.inputs, [...path, 'inputs']);
+  checkIoNames(ctx, t.outputs, [...path, 'outputs']);
   checkExpression(ctx, [...path, 'retryStrategy', 'expression'], (t.retryStrategy as Json | undefined)?.expression);
   const backoff = (t.retryStrategy as Json | undefined)?.backoff as Json | undefined;
   for (const k of ['duration', 'maxDuration', 'cap']) {
@@ -415,10 +432,9 @@ export function checkSemantics(doc: ArgoDocument, opts: SemanticOptions = {}): A
   const templates = new Map<string, Json>();
   const ctx: Ctx = { doc, spec, specPath, templates, globals: undefined, issues: [], opts };
   const tlist = arr(spec.templates);
-  tlist.forEach((t, i) => {
-    if (templates.has(String(t.name))) issue(ctx, [...specPath, 'templates', i, 'name'], `template name "${String(t.name)}" is not unique`);
-    templates.set(String(t.name), t);
-  });
+  checkNamed(ctx, tlist, [...specPath, 'templates'], 'field');
+  for (const t of tlist) if (typeof t.name === 'string' && !templates.has(t.name)) templates.set(t.name, t);
+  checkIoNames(ctx, spec.arguments, [...specPath, 'arguments']);
   let wtRef: Json | undefined;
   if (spec.workflowTemplateRef) {
     const ref = spec.workflowTemplateRef as Json;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { loadArgoFile, loadArgoText, type ArgoDocument, type ArgoIssue, type Json, type LoadResult } from './load.js';
 import { validateAgainstSchema } from './schema.js';
 import { checkSemantics, type TemplateLibrary } from './semantic.js';
-import { decodeAnyStrings } from './any-string.js';
+import { decodeAsArgo } from './any-string.js';
 
 export interface LintResult {
   source: string;
@@ -44,7 +44,7 @@ export class Library implements TemplateLibrary {
     for (const p of files) {
       for (const d of loadArgoFile(p).documents) {
         if (d.kind !== 'WorkflowTemplate' && d.kind !== 'ClusterWorkflowTemplate') continue;
-        decodeAnyStrings(d.value);
+        decodeAsArgo(d.value);
         if (validateAgainstSchema(d.value).length === 0) this.add(d);
       }
     }
@@ -62,8 +62,31 @@ export function yamlFilesUnder(dir: string): string[] {
     });
 }
 
+/** `argo lint --kinds` names (plural or short, as Argo's CLI takes them) → the kind they select. */
+const KIND_NAMES: Record<string, string> = {
+  workflows: 'Workflow',
+  wf: 'Workflow',
+  workflowtemplates: 'WorkflowTemplate',
+  wftmpl: 'WorkflowTemplate',
+  cronworkflows: 'CronWorkflow',
+  cronwf: 'CronWorkflow',
+  clusterworkflowtemplates: 'ClusterWorkflowTemplate',
+  cwftmpl: 'ClusterWorkflowTemplate',
+};
+
+/** The kinds `--kinds a,b` selects; undefined for all (`all`, or nothing given). Throws on a name Argo does not take. */
+export function lintKinds(list: string[] | undefined): Set<string> | undefined {
+  const names = (list ?? []).flatMap((x) => x.split(',')).map((x) => x.trim()).filter(Boolean);
+  if (names.length === 0 || names.includes('all')) return undefined;
+  const bad = names.find((n) => !KIND_NAMES[n]);
+  if (bad) throw new Error(`unknown kind "${bad}" in --kinds: use ${Object.keys(KIND_NAMES).join(', ')} or all`);
+  return new Set(names.map((n) => KIND_NAMES[n]));
+}
+
 export interface LintOptions {
   library?: Library;
+  /** Lint only documents of these kinds (`--kinds`); others are passed over, as Argo's lint does. */
+  kinds?: Set<string>;
   parameters?: Record<string, string>;
   /** For a submission (see SemanticOptions.submit): arguments need their values. */
   submit?: boolean;
@@ -74,9 +97,10 @@ export function lintLoaded(loaded: LoadResult, source: string, opts: LintOptions
   const library = opts.library ?? new Library();
   const valid: ArgoDocument[] = [];
   const notes: ArgoIssue[] = [];
-  for (const doc of loaded.documents) {
-    // Argo's decoder first (AnyString): the schema and everything after see the values Argo would.
-    for (const c of decodeAnyStrings(doc.value)) notes.push({ source, path: doc.describe(c.path), line: doc.lineOf(c.path), message: `${c.was}, not a string: Argo reads it as "" (an empty string), and so does Tandem` });
+  const documents = opts.kinds ? loaded.documents.filter((d) => opts.kinds!.has(d.kind)) : loaded.documents;
+  for (const doc of documents) {
+    // Argo's decoder first (null keys, AnyString): the schema and everything after see the values Argo would.
+    for (const c of decodeAsArgo(doc.value)) notes.push({ source, path: doc.describe(c.path), line: doc.lineOf(c.path), message: `${c.was}, not a string: Argo reads it as "" (an empty string), and so does Tandem` });
     const schemaIssues = validateAgainstSchema(doc.value);
     for (const s of schemaIssues) issues.push({ source, path: doc.describe(s.path), message: s.message, line: doc.lineOf(s.path) });
     if (schemaIssues.length === 0) {
@@ -85,12 +109,13 @@ export function lintLoaded(loaded: LoadResult, source: string, opts: LintOptions
     }
   }
   for (const doc of valid) issues.push(...checkSemantics(doc, { library, parameters: opts.parameters, submit: opts.submit }));
-  const nothingToLint = loaded.documents.length === 0 && loaded.issues.length === 0;
+  const nothingToLint = documents.length === 0 && loaded.issues.length === 0;
   if (nothingToLint) {
-    issues.push({ source, path: '', message: `no Argo Workflows manifests found${loaded.skipped.length ? ` (only ${loaded.skipped.map((s) => s.kind).join(', ')})` : ''}` });
+    const found = [...loaded.documents.map((d) => d.kind), ...loaded.skipped.map((s) => s.kind)];
+    issues.push({ source, path: '', message: `no ${opts.kinds ? [...opts.kinds].join(' or ') : 'Argo Workflows manifests'} found${found.length ? ` (only ${found.join(', ')})` : ''}` });
   }
   issues.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
-  return { source, documents: loaded.documents, skipped: loaded.skipped, issues, notes, nothingToLint };
+  return { source, documents, skipped: loaded.skipped, issues, notes, nothingToLint };
 }
 
 export function lintText(text: string, source: string, opts: LintOptions = {}): LintResult {

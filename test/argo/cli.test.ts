@@ -148,3 +148,19 @@ test('argo lint of a directory: its YAML files, templateRefs resolved from any o
   expect(nothing.code).toBe(1);
   expect(nothing.err).toMatch(new RegExp(`found nothing to lint in ${none}: no file holds an Argo Workflows manifest\\n$`));
 }, 30_000);
+
+test('argo lint --kinds lints only the kinds named (as argo lint --kinds does); an unknown kind is refused before any file is read', async () => {
+  const dir = tempDir('argo-cli-kinds');
+  // Argo v3.7.9's e2e: cron/cron-and-malformed-template.yaml holds a good CronWorkflow and a broken WorkflowTemplate.
+  const file = join(dir, 'cron-and-template.yaml');
+  writeFileSync(file, 'apiVersion: argoproj.io/v1alpha1\nkind: CronWorkflow\nmetadata: {name: c}\nspec:\n  schedules: ["* * * * *"]\n  workflowSpec:\n    entrypoint: main\n    templates:\n    - {name: main, container: {image: alpine}}\n---\napiVersion: argoproj.io/v1alpha1\nkind: WorkflowTemplate\nmetadata: {name: t}\nspec:\n  entrypoints: main\n');
+  expect(await tandem(['argo', 'lint', '--kinds', 'cronwf', file])).toMatchObject({ code: 0, out: `${file}: no linting errors found\n` });
+  const all = await tandem(['argo', 'lint', file]);
+  expect(all).toMatchObject({ code: 1, err: `${file}:15: spec.entrypoints: unknown field "entrypoints"\n` });
+  const none = await tandem(['argo', 'lint', '--kinds=workflows,cwftmpl', file]);
+  expect(none).toMatchObject({ code: 1, err: `${file}: no Workflow or ClusterWorkflowTemplate found (only CronWorkflow, WorkflowTemplate)\n` });
+  const bad = await tandem(['argo', 'lint', '--kinds', 'workflow', join(dir, 'missing.yaml')]);
+  expect(bad.code).toBe(1);
+  expect(bad.err).toContain('unknown kind "workflow" in --kinds: use workflows, wf, workflowtemplates, wftmpl, cronworkflows, cronwf, clusterworkflowtemplates, cwftmpl or all');
+  expect(bad.err).not.toContain('missing.yaml');
+}, 30_000);
