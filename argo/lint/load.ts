@@ -140,6 +140,19 @@ function parseDocs(text: string, counter: LineCounter) {
 }
 
 /** Parses every document of a YAML text; YAML syntax errors come back as issues with lines. */
+/**
+ * Kinds under argoproj.io that are not workflows: Argo Workflows' own helpers (an executor plugin's
+ * manifest, the controller's task sets), Argo Events, Argo CD and Argo Rollouts. A directory of
+ * manifests holds them beside workflows; `argo lint` passes them over, and so does Tandem, with a
+ * note. Any other argoproj.io kind is still checked (a misspelt `kind: Workflw` is an error).
+ */
+const OTHER_ARGOPROJ_KINDS = new Set([
+  'ExecutorPlugin', 'WorkflowTaskSet', 'WorkflowTaskResult', 'WorkflowArtifactGCTask',
+  'EventSource', 'Sensor', 'EventBus',
+  'Application', 'ApplicationSet', 'AppProject',
+  'Rollout', 'AnalysisTemplate', 'ClusterAnalysisTemplate', 'AnalysisRun', 'Experiment',
+]);
+
 export function loadArgoText(text: string, source: string): LoadResult {
   // Depth and size before any recursive step (contract/limits.ts): a deep text killed the process.
   const limit = yamlLimitProblem(text);
@@ -187,7 +200,7 @@ export function loadArgoText(text: string, source: string): LoadResult {
     const v = value as Json;
     const kind = typeof v.kind === 'string' ? v.kind : '';
     const apiVersion = typeof v.apiVersion === 'string' ? v.apiVersion : '';
-    if (kind && apiVersion && !apiVersion.startsWith('argoproj.io/')) {
+    if (kind && apiVersion && (!apiVersion.startsWith('argoproj.io/') || OTHER_ARGOPROJ_KINDS.has(kind))) {
       out.skipped.push({ source, kind, line });
       continue;
     }

@@ -8,6 +8,7 @@ import { tagsIn } from '../lang/tags.js';
 import { isLoopStep, loopTooLarge, sequenceRange, SequenceError } from '../lang/sequence.js';
 import { cronProblem } from '../lang/cron.js';
 import { checkNames, type NameKind } from './names.js';
+import { checkArgumentParameters, checkSpecRules, checkTemplateRules } from './template-rules.js';
 import { parseDuration } from '../../contract/duration.js';
 import type { ArgoDocument, ArgoIssue, Json } from './load.js';
 
@@ -186,6 +187,7 @@ function checkCall(ctx: Ctx, path: (string | number)[], call: Json): void {
     return;
   }
   checkIoNames(ctx, call.arguments, [...path, 'arguments']);
+  checkArgumentParameters((call.arguments as Json | undefined)?.parameters, [...path, 'arguments', 'parameters'], (p, m) => issue(ctx, p, m));
   let target: Json | undefined;
   if (call.template !== undefined) {
     const name = String(call.template);
@@ -298,7 +300,6 @@ function checkDag(ctx: Ctx, t: Json, path: (string | number)[]): void {
   tasks.forEach((task, i) => {
     const tp = [...path, 'dag', 'tasks', i];
     checkCall(ctx, tp, task);
-    if (task.depends !== undefined && task.dependencies !== undefined) issue(ctx, tp, 'cannot use both depends and dependencies');
     const d = dependsOf(task as { depends?: string; dependencies?: string[] });
     let names: string[] = [];
     if (d) {
@@ -400,6 +401,7 @@ function checkTemplate(ctx: Ctx, t: Json, path: (string | number)[]): void {
     const c = t[k] as Json | undefined;
     if (c && typeof c === 'object' && (c.image === undefined || c.image === '')) issue(ctx, [...path, k], `image may not be empty: give one here or in spec.templateDefaults.${k}`);
   }
+  checkTemplateRules(t, path, (p, m) => issue(ctx, p, m));
   checkIoNames(ctx, t.inputs, [...path, 'inputs']);
   checkIoNames(ctx, t.outputs, [...path, 'outputs']);
   checkExpression(ctx, [...path, 'retryStrategy', 'expression'], (t.retryStrategy as Json | undefined)?.expression);
@@ -435,6 +437,8 @@ export function checkSemantics(doc: ArgoDocument, opts: SemanticOptions = {}): A
   checkNamed(ctx, tlist, [...specPath, 'templates'], 'field');
   for (const t of tlist) if (typeof t.name === 'string' && !templates.has(t.name)) templates.set(t.name, t);
   checkIoNames(ctx, spec.arguments, [...specPath, 'arguments']);
+  checkArgumentParameters((spec.arguments as Json | undefined)?.parameters, [...specPath, 'arguments', 'parameters'], (p, m) => issue(ctx, p, m));
+  checkSpecRules(spec, specPath, isCron ? ((doc.value.spec ?? {}) as Json) : undefined, (p, m) => issue(ctx, p, m));
   let wtRef: Json | undefined;
   if (spec.workflowTemplateRef) {
     const ref = spec.workflowTemplateRef as Json;
@@ -458,7 +462,7 @@ export function checkSemantics(doc: ArgoDocument, opts: SemanticOptions = {}): A
       }
       const en = p.enum as unknown[] | undefined;
       const v = opts.parameters?.[String(p.name)] ?? p.value;
-      if (en && v !== undefined && !en.map(String).includes(String(v))) issue(ctx, [...specPath, 'arguments', 'parameters', i], `value ${JSON.stringify(v)} is not in enum [${en.join(', ')}]`);
+      if (en?.length && v !== undefined && !en.map(String).includes(String(v))) issue(ctx, [...specPath, 'arguments', 'parameters', i], `value ${JSON.stringify(v)} is not in enum [${en.join(', ')}]`);
     });
     for (const k of Object.keys(opts.parameters ?? {})) {
       if (ctx.globals && !ctx.globals.has(k)) issue(ctx, [...specPath, 'arguments'], `unknown workflow parameter "${k}" (declared: ${[...ctx.globals].join(', ') || 'none'})`);
