@@ -8,7 +8,7 @@ import { tagsIn } from '../lang/tags.js';
 import { isLoopStep, loopTooLarge, sequenceRange, SequenceError } from '../lang/sequence.js';
 import { cronProblem } from '../lang/cron.js';
 import { checkNames, type NameKind } from './names.js';
-import { checkArgumentParameters, checkSpecRules, checkTemplateRules } from './template-rules.js';
+import { checkArguments, checkSpecRules, checkTemplateRules } from './template-rules.js';
 import { parseDuration } from '../../contract/duration.js';
 import type { ArgoDocument, ArgoIssue, Json } from './load.js';
 
@@ -187,7 +187,7 @@ function checkCall(ctx: Ctx, path: (string | number)[], call: Json): void {
     return;
   }
   checkIoNames(ctx, call.arguments, [...path, 'arguments']);
-  checkArgumentParameters((call.arguments as Json | undefined)?.parameters, [...path, 'arguments', 'parameters'], (p, m) => issue(ctx, p, m));
+  checkArguments(call.arguments, [...path, 'arguments'], true, (p, m) => issue(ctx, p, m));
   let target: Json | undefined;
   if (call.template !== undefined) {
     const name = String(call.template);
@@ -437,7 +437,7 @@ export function checkSemantics(doc: ArgoDocument, opts: SemanticOptions = {}): A
   checkNamed(ctx, tlist, [...specPath, 'templates'], 'field');
   for (const t of tlist) if (typeof t.name === 'string' && !templates.has(t.name)) templates.set(t.name, t);
   checkIoNames(ctx, spec.arguments, [...specPath, 'arguments']);
-  checkArgumentParameters((spec.arguments as Json | undefined)?.parameters, [...specPath, 'arguments', 'parameters'], (p, m) => issue(ctx, p, m));
+  checkArguments(spec.arguments, [...specPath, 'arguments'], false, (p, m) => issue(ctx, p, m));
   checkSpecRules(spec, specPath, isCron ? ((doc.value.spec ?? {}) as Json) : undefined, (p, m) => issue(ctx, p, m));
   let wtRef: Json | undefined;
   if (spec.workflowTemplateRef) {

@@ -134,17 +134,30 @@ export function checkTemplateRules(t: Json, path: (string | number)[], report: R
   }
 }
 
-/** Argument parameters (a workflow's, a step's or a task's): valueFrom sources and enums (validateArgumentsValues). */
-export function checkArgumentParameters(params: unknown, path: (string | number)[], report: Report): void {
-  arr(params).forEach((p, i) => {
-    const at = [...path, i];
+const ARTIFACT_LOCATIONS = ['s3', 'git', 'http', 'artifactory', 'hdfs', 'raw', 'oss', 'gcs', 'azure', 'plugin', 'key'];
+
+/**
+ * An `arguments` block (a workflow's, a step's or a task's), as validateArgumentsValues checks it:
+ * parameter valueFrom sources and enums; a step's or task's parameters need a value (a workflow's
+ * may be supplied at submission, checked there); every artifact needs `from`, a location or a key.
+ */
+export function checkArguments(args: unknown, path: (string | number)[], call: boolean, report: Report): void {
+  if (!isMap(args)) return;
+  arr(args.parameters).forEach((p, i) => {
+    const at = [...path, 'parameters', i];
     const from = p.valueFrom;
+    if (call && from === undefined && p.value === undefined) report(at, 'value or valueFrom is required');
     if (isMap(from)) {
       const allowed = from.configMapKeyRef !== undefined || text(from.event) !== '' || from.supplied !== undefined;
       const sourced = ['path', 'jsonPath', 'parameter', 'expression'].some((k) => text(from[k]) !== '');
       if (!allowed || sourced) report([...at, 'valueFrom'], 'valueFrom only allows: default, configMapKeyRef and supplied');
     }
     if (Array.isArray(p.enum) && p.enum.length === 0) report([...at, 'enum'], 'enum should contain at least one value');
+  });
+  arr(args.artifacts).forEach((a, i) => {
+    const at = [...path, 'artifacts', i];
+    if (!text(a.from) && !ARTIFACT_LOCATIONS.some((k) => a[k] !== undefined && a[k] !== '')) report(at, 'from, artifact location, or key is required');
+    if (text(a.from) && text(a.fromExpression)) report(at, "shouldn't have both `from` and `fromExpression` in Artifact");
   });
 }
 
