@@ -50,7 +50,10 @@ export function findExecutable(cmd: string, path: string = process.env.PATH ?? '
 
 /** The argv a pod runs on this host, or why it cannot run here. */
 export function localArgv(input: Pick<RunPodInput, 'kind' | 'command' | 'args' | 'image' | 'source'>, scriptFile: string): { argv?: string[]; reason?: string } {
-  const command = input.kind === 'plugin' ? shebangCommand(input.source ?? '') : input.kind === 'script' ? (input.command.length ? input.command : ['sh']) : input.command;
+  // Argo (operator.go executeScript) appends the staged source's path after the container's args, and
+  // a script whose source is empty stages nothing and runs as a container (its command and args).
+  const script = input.kind === 'script' && !!input.source;
+  const command = input.kind === 'plugin' ? shebangCommand(input.source ?? '') : script ? (input.command.length ? input.command : ['sh']) : input.command;
   if (command.length === 0) {
     return { reason: `container image ${input.image ?? '(none)'} has no command: its entrypoint is unknown without a container runtime` };
   }
@@ -58,5 +61,5 @@ export function localArgv(input: Pick<RunPodInput, 'kind' | 'command' | 'args' |
   if (!exe) return { reason: `${command[0]} (from image ${input.image ?? '(none)'}) is not installed on this host` };
   if (!SYSTEM_DIRS.some((d) => exe.startsWith(d))) return { reason: `${command[0]} (from image ${input.image ?? '(none)'}) is outside the system directories a pod's sandbox shows (/usr, /bin, /sbin, /lib*)` };
   const rest = command.slice(1);
-  return { argv: input.kind === 'script' ? [exe, ...rest, scriptFile, ...input.args] : input.kind === 'plugin' ? [exe, ...rest, scriptFile] : [exe, ...rest, ...input.args] };
+  return { argv: script ? [exe, ...rest, ...input.args, scriptFile] : input.kind === 'plugin' ? [exe, ...rest, scriptFile] : [exe, ...rest, ...input.args] };
 }

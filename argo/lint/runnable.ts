@@ -107,7 +107,7 @@ export function whyNotRunnable(spec: Json): string | undefined {
       const why = mountNeeds(i.volumeMounts, volumes, claims) ?? localArgv({ kind: 'container', command: (i.command as string[] | undefined) ?? [], args: (i.args as string[] | undefined) ?? [], image: i.image as string | undefined, source: '' }, '/dev/null').reason ?? shellNeeds(i);
       if (why) return `templates.${name}: init container ${String(i.name)}: ${why}`;
     }
-    const r = localArgv({ kind: t.script ? 'script' : 'container', command: (c.command as string[] | undefined) ?? [], args: (c.args as string[] | undefined) ?? [], image: c.image as string | undefined, source: '' }, '/dev/null');
+    const r = localArgv({ kind: t.script ? 'script' : 'container', command: (c.command as string[] | undefined) ?? [], args: (c.args as string[] | undefined) ?? [], image: c.image as string | undefined, source: t.script ? String(c.source ?? '') : '' }, '/dev/null');
     if (r.reason) return `templates.${name}: ${r.reason}`;
     const why = shellNeeds(c);
     if (why) return `templates.${name}: ${why}`;
