@@ -5,6 +5,7 @@
 // Argo refuses such a workflow when it is submitted; Tandem refuses it at lint, before anything starts.
 import { parseAllDocuments } from 'yaml';
 import type { Json } from './load.js';
+import { checkNames } from './names.js';
 
 export type Report = (path: (string | number)[], message: string) => void;
 
@@ -51,6 +52,30 @@ function outputParameter(report: Report, at: (string | number)[], p: Json, type:
 function manifestParses(manifest: string): boolean {
   const replaced = manifest.replace(/\{\{[^}]*\}\}/g, 'placeholder');
   return parseAllDocuments(replaced).every((d) => !('errors' in d) || d.errors.length === 0);
+}
+
+/** A containerSet (ContainerSetTemplate.Validate and validateLeaf): named containers, their dependencies defined and acyclic, a "main" one for inputs or outputs. */
+function containerSet(cs: Json, path: (string | number)[], inputs: Json, outputs: Json, report: Report): void {
+  const containers = arr(cs.containers);
+  if (containers.length === 0) return report([...path, 'containers'], 'containers must have at least one container');
+  checkNames(containers, 'field', (i, atName, message) => report(atName ? [...path, 'containers', i, 'name'] : [...path, 'containers', i], message));
+  const names = new Set(containers.map((c) => text(c.name)));
+  containers.forEach((c, i) => {
+    for (const d of arr(c.dependencies) as unknown[]) if (!names.has(text(d))) report([...path, 'containers', i, 'dependencies'], `dependency '${text(d)}' not defined`);
+  });
+  const deps = new Map(containers.map((c) => [text(c.name), (arr(c.dependencies) as unknown[]).map(text)]));
+  const state = new Map<string, 'visiting' | 'done'>();
+  const cyclic = (n: string): boolean => {
+    if (state.get(n) === 'done') return false;
+    if (state.get(n) === 'visiting') return true;
+    state.set(n, 'visiting');
+    const found = (deps.get(n) ?? []).some((d) => deps.has(d) && cyclic(d));
+    state.set(n, 'done');
+    return found;
+  };
+  const start = containers.findIndex((c) => cyclic(text(c.name)));
+  if (start >= 0) report([...path, 'containers', start, 'dependencies'], 'containers have a dependency cycle');
+  if ((arr(inputs.artifacts).length || arr(outputs.parameters).length || arr(outputs.artifacts).length) && !names.has('main')) report([...path, 'containers'], 'containers must have a container named "main" for input or output');
 }
 
 /** One template's own fields, where Argo's validation looks at them. */
@@ -113,6 +138,8 @@ export function checkTemplateRules(t: Json, path: (string | number)[], report: R
     }
   }
 
+  if (type === 'containerSet' && isMap(t.containerSet)) containerSet(t.containerSet, [...path, 'containerSet'], inputs, outputs, report);
+
   const metrics = isMap(t.metrics) ? arr(t.metrics.prometheus) : [];
   metrics.forEach((m, i) => {
     const at = [...path, 'metrics', 'prometheus', i];
@@ -163,6 +190,8 @@ export function checkArguments(args: unknown, path: (string | number)[], call: b
 
 /** A workflow spec's settings Argo checks before its templates (podGC), and a CronWorkflow's own. */
 export function checkSpecRules(spec: Json, specPath: (string | number)[], cron: Json | undefined, report: Report): void {
+  // A Workflow that runs a WorkflowTemplate takes its templates from it (ValidateWorkflowTemplateRefFields).
+  if (spec.workflowTemplateRef !== undefined && arr(spec.templates).length > 0) report([...specPath, 'templates'], 'Templates is invalid field in spec if workflow referred WorkflowTemplate reference');
   const gc = isMap(spec.podGC) ? spec.podGC : undefined;
   if (gc && !POD_GC_STRATEGIES.includes(text(gc.strategy))) report([...specPath, 'podGC', 'strategy'], `unknown strategy '${text(gc.strategy)}' (one of ${POD_GC_STRATEGIES.filter(Boolean).join(', ')})`);
   if (!cron) return;

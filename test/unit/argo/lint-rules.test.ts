@@ -37,8 +37,10 @@ test.each([
   ['a step argument read from a path', "  templates:\n  - name: main\n    steps:\n    - - name: a\n        template: leaf\n        arguments:\n          parameters: [{name: p, valueFrom: {path: /tmp/x}}]\n" + leaf, 'templates.main.steps[0][0].arguments.parameters.p.valueFrom: valueFrom only allows: default, configMapKeyRef and supplied'],
   ['a step argument without a value', "  templates:\n  - name: main\n    steps:\n    - - name: a\n        template: leaf\n        arguments:\n          parameters: [{name: p}]\n  - name: leaf\n    inputs:\n      parameters: [{name: p, value: d}]\n    container: {image: alpine}\n", 'templates.main.steps[0][0].arguments.parameters.p: value or valueFrom is required'],
   ['a task argument artifact from nowhere', "  templates:\n  - name: main\n    dag:\n      tasks:\n      - name: a\n        template: leaf\n        arguments:\n          artifacts: [{name: art}]\n  - name: leaf\n    inputs:\n      artifacts: [{name: art, path: /tmp/a}]\n    container: {image: alpine}\n", 'templates.main.dag.tasks.a.arguments.artifacts.art: from, artifact location, or key is required'],
+  ['a containerSet with outputs and no main container, and a dependency on no container', "  templates:\n  - name: main\n    containerSet:\n      containers:\n      - {name: a, image: alpine, command: [echo]}\n      - {name: b, image: alpine, command: [echo], dependencies: [zz]}\n    outputs:\n      parameters: [{name: p, valueFrom: {path: /tmp/p}}]\n", ['templates.main.containerSet.containers: containers must have a container named "main" for input or output', "templates.main.containerSet.containers[1].dependencies: dependency 'zz' not defined"]],
+  ['a containerSet whose containers depend on each other in a cycle', "  templates:\n  - name: main\n    containerSet:\n      containers:\n      - {name: a, image: alpine, command: [echo], dependencies: [b]}\n      - {name: b, image: alpine, command: [echo], dependencies: [a]}\n", ['templates.main.containerSet.containers[0].dependencies: containers have a dependency cycle']],
 ])('%s is refused, as Argo refuses it', (_what, body, message) => {
-  expect(issues(wf(body))).toEqual([message]);
+  expect(issues(wf(body))).toEqual(Array.isArray(message) ? message : [message]);
 });
 
 test.each([
@@ -64,4 +66,9 @@ test('other argoproj.io kinds (Argo CD, Events, Rollouts, an executor plugin) ar
   expect(r.skipped.map((s) => s.kind)).toEqual(['Application', 'Sensor']);
   expect(r.documents).toEqual([]);
   expect(issues('apiVersion: argoproj.io/v1alpha1\nkind: Workflw\nmetadata: {name: w}\n')).toEqual(['kind: kind must be one of Workflow, WorkflowTemplate, ClusterWorkflowTemplate, CronWorkflow, WorkflowEventBinding (got "Workflw")']);
+});
+
+test('a Workflow that runs a WorkflowTemplate may not bring templates of its own', () => {
+  const text = 'apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {generateName: v-}\nspec:\n  workflowTemplateRef: {name: lib}\n  templates:\n  - {name: x, container: {image: alpine}}\n';
+  expect(issues(text)).toContain('templates: Templates is invalid field in spec if workflow referred WorkflowTemplate reference');
 });
