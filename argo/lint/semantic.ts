@@ -395,12 +395,6 @@ function checkTemplate(ctx: Ctx, t: Json, path: (string | number)[]): void {
     issue(ctx, path, `templates must specify exactly one type (got ${types.join(', ')})`);
     return;
   }
-  // Argo's validateLeaf: an image is required, from the template or its workflow's templateDefaults
-  // (applied to the templates before this pass: argo/lang/template-defaults.ts).
-  for (const k of ['container', 'script']) {
-    const c = t[k] as Json | undefined;
-    if (c && typeof c === 'object' && (c.image === undefined || c.image === '')) issue(ctx, [...path, k], `image may not be empty: give one here or in spec.templateDefaults.${k}`);
-  }
   checkTemplateRules(t, path, (p, m) => issue(ctx, p, m));
   checkIoNames(ctx, t.inputs, [...path, 'inputs']);
   checkIoNames(ctx, t.outputs, [...path, 'outputs']);

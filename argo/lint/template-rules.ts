@@ -96,6 +96,10 @@ export function checkTemplateRules(t: Json, path: (string | number)[], report: R
   });
   arr(outputs.parameters).forEach((p, i) => outputParameter(report, [...path, 'outputs', 'parameters', i], p, type));
 
+  // An image is required, from the template or its workflow's templateDefaults (applied to the
+  // templates before lint: argo/lang/template-defaults.ts).
+  if ((type === 'container' || type === 'script') && isMap(t[type]) && !text((t[type] as Json).image)) report([...path, type], `image may not be empty: give one here or in spec.templateDefaults.${type}`);
+
   if (type === 'steps' || type === 'dag') {
     if (t.activeDeadlineSeconds !== undefined) report([...path, 'activeDeadlineSeconds'], 'activeDeadlineSeconds is only valid for leaf templates');
   } else if (type !== undefined) {
