@@ -5,9 +5,7 @@
 // name, …), and a default for another template type (a `script` default on a `container` template)
 // is dropped. Its validation also lets a container or script leave out `image` when the defaults give
 // one. Applied where a run's input is built (argo/resolve.ts) and before lint (argo/lint/any-string.ts).
-import type { Json } from './types.js';
-
-const TEMPLATE_TYPES = ['container', 'containerSet', 'steps', 'script', 'resource', 'dag', 'suspend', 'data', 'http', 'plugin'];
+import { TEMPLATE_TYPES, templateTypeOf, type Json } from './types.js';
 
 /** List fields merged item by item on a key (patchStrategy "merge" in Argo's and Kubernetes' types). */
 const TEMPLATE_LIST_KEYS: Record<string, string> = { volumes: 'name', initContainers: 'name', sidecars: 'name', tolerations: 'key', hostAliases: 'ip' };
@@ -44,9 +42,9 @@ function merge(base: unknown, over: unknown, by: string | undefined, keys: Recor
 /** The template as Argo runs it under these defaults (itself when there are none). */
 export function withTemplateDefaults(template: Json, defaults: unknown): Json {
   if (!isMap(defaults) || Object.keys(defaults).length === 0) return template;
-  const type = TEMPLATE_TYPES.find((k) => template[k] !== undefined);
+  const type = templateTypeOf(template);
   const applicable: Json = {};
-  for (const [k, v] of Object.entries(defaults)) if (!TEMPLATE_TYPES.includes(k) || k === type) applicable[k] = v;
+  for (const [k, v] of Object.entries(defaults)) if (!(TEMPLATE_TYPES as readonly string[]).includes(k) || k === type) applicable[k] = v;
   return merge(applicable, template, undefined, TEMPLATE_LIST_KEYS, '') as Json;
 }
 

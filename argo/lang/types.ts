@@ -1,6 +1,14 @@
 // Shapes shared by the Argo interpreter workflow, its activities, the CLI and the SDK. Sandbox-safe.
 export type Json = Record<string, unknown>;
 
+/** The kinds of template Argo knows, each a key of the template; a template is exactly one of them. */
+export const TEMPLATE_TYPES = ['container', 'containerSet', 'steps', 'script', 'resource', 'dag', 'suspend', 'data', 'http', 'plugin'] as const;
+
+/** Which of TEMPLATE_TYPES a template is (the first it sets), or undefined for none. */
+export function templateTypeOf(t: Json): (typeof TEMPLATE_TYPES)[number] | undefined {
+  return TEMPLATE_TYPES.find((k) => t[k] !== undefined);
+}
+
 /** A node's (and a workflow's) phases, in the order Argo's CLI lists them. */
 export const PHASES = ['Pending', 'Running', 'Succeeded', 'Skipped', 'Failed', 'Error', 'Omitted'] as const;
 export type Phase = (typeof PHASES)[number];

@@ -8,13 +8,17 @@
 const WORKFLOW_FIELD_NAME = /^[a-zA-Z0-9][-a-zA-Z0-9]*$/;
 const WORKFLOW_FIELD_MAX = 128;
 const PARAM_OR_ARTIFACT_NAME = /^[-a-zA-Z0-9_]+$/;
+/** Argo's words for a parameter or artifact name (and a globalName) it refuses. */
+export const PARAM_OR_ARTIFACT_RULE = "Parameter/Artifact name must consist of alpha-numeric characters, '_' or '-' e.g. my_param_1, MY-PARAM-1";
+
+export const isParamOrArtifactName = (name: string): boolean => PARAM_OR_ARTIFACT_NAME.test(name);
 
 export type NameKind = 'field' | 'parameter';
 
 /** Why Argo refuses this name, or undefined when it takes it. */
 export function nameProblem(name: string, kind: NameKind): string | undefined {
   if (kind === 'parameter') {
-    return PARAM_OR_ARTIFACT_NAME.test(name) ? undefined : `name ${JSON.stringify(name)} is invalid: Parameter/Artifact name must consist of alpha-numeric characters, '_' or '-' e.g. my_param_1, MY-PARAM-1`;
+    return isParamOrArtifactName(name) ? undefined : `name ${JSON.stringify(name)} is invalid: ${PARAM_OR_ARTIFACT_RULE}`;
   }
   const why: string[] = [];
   if (name.length > WORKFLOW_FIELD_MAX) why.push(`must be no more than ${WORKFLOW_FIELD_MAX} characters`);

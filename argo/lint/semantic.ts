@@ -10,9 +10,9 @@ import { cronProblem } from '../lang/cron.js';
 import { checkNames, type NameKind } from './names.js';
 import { checkArguments, checkSpecRules, checkTemplateRules } from './template-rules.js';
 import { parseDuration } from '../../contract/duration.js';
+import { TEMPLATE_TYPES } from '../lang/types.js';
 import type { ArgoDocument, ArgoIssue, Json } from './load.js';
 
-export const TEMPLATE_TYPES = ['container', 'containerSet', 'steps', 'script', 'resource', 'dag', 'suspend', 'data', 'http', 'plugin'] as const;
 
 /** WorkflowTemplates and ClusterWorkflowTemplates that templateRef / workflowTemplateRef may name. */
 export interface TemplateLibrary {

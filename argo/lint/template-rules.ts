@@ -5,7 +5,8 @@
 // Argo refuses such a workflow when it is submitted; Tandem refuses it at lint, before anything starts.
 import { parseAllDocuments } from 'yaml';
 import type { Json } from './load.js';
-import { checkNames } from './names.js';
+import { checkNames, isParamOrArtifactName, PARAM_OR_ARTIFACT_RULE } from './names.js';
+import { templateTypeOf } from '../lang/types.js';
 
 export type Report = (path: (string | number)[], message: string) => void;
 
@@ -15,7 +16,6 @@ const text = (v: unknown): string => (v === undefined || v === null ? '' : Strin
 /** A value Argo fills in later (a `{{…}}` tag): checked when it is known, not here. */
 const tagged = (v: unknown): boolean => typeof v === 'string' && v.includes('{{');
 
-const PARAM_NAME = /^[-a-zA-Z0-9_]+$/;
 /** Prometheus' legacy metric name, without ':' (workflow/metrics/util.go IsValidMetricName). */
 const METRIC_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 const LEAF_TYPES = ['container', 'containerSet', 'script', 'resource', 'data', 'http', 'plugin'];
@@ -24,13 +24,9 @@ const VALUE_FROM_TYPES = ['path', 'jqFilter', 'jsonPath', 'parameter', 'expressi
 export const POD_GC_STRATEGIES = ['', 'OnPodCompletion', 'OnPodSuccess', 'OnWorkflowCompletion', 'OnWorkflowSuccess'];
 export const CONCURRENCY_POLICIES = ['', 'Allow', 'Forbid', 'Replace'];
 
-function typeOf(t: Json): string | undefined {
-  return ['container', 'containerSet', 'steps', 'script', 'resource', 'dag', 'suspend', 'data', 'http', 'plugin'].find((k) => t[k] !== undefined);
-}
-
 function globalName(report: Report, at: (string | number)[], v: unknown): void {
-  if (v === undefined || tagged(v) || PARAM_NAME.test(text(v))) return;
-  report([...at, 'globalName'], "Parameter/Artifact name must consist of alpha-numeric characters, '_' or '-' e.g. my_param_1, MY-PARAM-1");
+  if (v === undefined || tagged(v) || isParamOrArtifactName(text(v))) return;
+  report([...at, 'globalName'], PARAM_OR_ARTIFACT_RULE);
 }
 
 /** An output parameter: one of value and valueFrom, and one source in valueFrom that the template type can fill. */
@@ -80,7 +76,7 @@ function containerSet(cs: Json, path: (string | number)[], inputs: Json, outputs
 
 /** One template's own fields, where Argo's validation looks at them. */
 export function checkTemplateRules(t: Json, path: (string | number)[], report: Report): void {
-  const type = typeOf(t);
+  const type = templateTypeOf(t);
   const leaf = type !== undefined && LEAF_TYPES.includes(type);
   const inputs = isMap(t.inputs) ? t.inputs : {};
   const outputs = isMap(t.outputs) ? t.outputs : {};
